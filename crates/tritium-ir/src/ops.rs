@@ -1,0 +1,238 @@
+//! The one op table: every op of docs/ir.md, in the doc's order, with its arity,
+//! regions and attributes. The opcode is the index into `OPS`; Python gets the
+//! names from `tritium._core.op_table()` so encoder and decoder cannot drift.
+
+/// The kind an attribute value must have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttrKind {
+    Int,
+    Float,
+    Str,
+    Bool,
+    IntArray,
+    /// int, float or bool (`const`'s `value`).
+    Number,
+}
+
+impl AttrKind {
+    pub fn describe(self) -> &'static str {
+        match self {
+            AttrKind::Int => "int",
+            AttrKind::Float => "float",
+            AttrKind::Str => "string",
+            AttrKind::Bool => "bool",
+            AttrKind::IntArray => "int array",
+            AttrKind::Number => "int, float or bool",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct AttrSpec {
+    pub name: &'static str,
+    pub kind: AttrKind,
+    pub required: bool,
+}
+
+/// How many results an op has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Results {
+    Fixed(u32),
+    /// Determined by operands, regions or the callee; checked per op.
+    Variadic,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct OpInfo {
+    pub name: &'static str,
+    pub min_operands: u32,
+    /// `None` = unbounded.
+    pub max_operands: Option<u32>,
+    pub results: Results,
+    pub regions: u32,
+    pub attrs: &'static [AttrSpec],
+    pub terminator: bool,
+}
+
+const fn req(name: &'static str, kind: AttrKind) -> AttrSpec {
+    AttrSpec { name, kind, required: true }
+}
+const fn opt(name: &'static str, kind: AttrKind) -> AttrSpec {
+    AttrSpec { name, kind, required: false }
+}
+
+const fn op(name: &'static str, min: u32, max: Option<u32>, results: Results) -> OpInfo {
+    OpInfo { name, min_operands: min, max_operands: max, results, regions: 0, attrs: &[], terminator: false }
+}
+const fn fixed(name: &'static str, n: u32, res: u32) -> OpInfo {
+    op(name, n, Some(n), Results::Fixed(res))
+}
+const fn with_attrs(mut o: OpInfo, attrs: &'static [AttrSpec]) -> OpInfo {
+    o.attrs = attrs;
+    o
+}
+const fn with_regions(mut o: OpInfo, n: u32) -> OpInfo {
+    o.regions = n;
+    o
+}
+const fn term(mut o: OpInfo) -> OpInfo {
+    o.terminator = true;
+    o
+}
+
+use AttrKind::*;
+use Results::{Fixed, Variadic};
+
+const AXIS: &[AttrSpec] = &[req("axis", Int)];
+const PROPAGATE_NAN: &[AttrSpec] = &[opt("propagate_nan", Bool)];
+const HINT: &[AttrSpec] = &[req("values", IntArray)];
+const CAN_REORDER: &[AttrSpec] = &[req("can_reorder", Bool)];
+
+pub static OPS: &[OpInfo] = &[
+    // constants and ids
+    with_attrs(fixed("const", 0, 1), &[req("value", Number)]),
+    fixed("splat", 1, 1),
+    with_attrs(fixed("arange", 0, 1), &[req("start", Int), req("end", Int)]),
+    with_attrs(fixed("program_id", 0, 1), AXIS),
+    with_attrs(fixed("num_programs", 0, 1), AXIS),
+    // elementwise arithmetic
+    fixed("add", 2, 1),
+    fixed("sub", 2, 1),
+    fixed("mul", 2, 1),
+    fixed("div", 2, 1),
+    fixed("div_rn", 2, 1),
+    fixed("rem", 2, 1),
+    fixed("and", 2, 1),
+    fixed("or", 2, 1),
+    fixed("xor", 2, 1),
+    fixed("shl", 2, 1),
+    fixed("shr", 2, 1),
+    with_attrs(fixed("min", 2, 1), PROPAGATE_NAN),
+    with_attrs(fixed("max", 2, 1), PROPAGATE_NAN),
+    fixed("umulhi", 2, 1),
+    with_attrs(fixed("cmp", 2, 1), &[req("pred", Str)]),
+    fixed("neg", 1, 1),
+    fixed("not", 1, 1),
+    fixed("abs", 1, 1),
+    fixed("exp", 1, 1),
+    fixed("exp2", 1, 1),
+    fixed("log", 1, 1),
+    fixed("log2", 1, 1),
+    fixed("sqrt", 1, 1),
+    fixed("sqrt_rn", 1, 1),
+    fixed("rsqrt", 1, 1),
+    fixed("sin", 1, 1),
+    fixed("cos", 1, 1),
+    fixed("floor", 1, 1),
+    fixed("ceil", 1, 1),
+    fixed("erf", 1, 1),
+    fixed("fma", 3, 1),
+    fixed("select", 3, 1),
+    with_attrs(fixed("clamp", 3, 1), PROPAGATE_NAN),
+    // casts and pointers
+    with_attrs(fixed("cast", 1, 1), &[opt("rounding", Str)]),
+    fixed("bitcast", 1, 1),
+    fixed("ptr_to_int", 1, 1),
+    fixed("int_to_ptr", 1, 1),
+    fixed("addptr", 2, 1),
+    // memory and atomics
+    with_attrs(
+        op("load", 1, Some(3), Fixed(1)),
+        &[req("cache", Str), req("eviction", Str), req("volatile", Bool)],
+    ),
+    with_attrs(op("store", 2, Some(3), Fixed(0)), &[req("cache", Str), req("eviction", Str)]),
+    with_attrs(
+        op("atomic_rmw", 2, Some(3), Fixed(1)),
+        &[req("kind", Str), req("sem", Str), req("scope", Str)],
+    ),
+    with_attrs(fixed("atomic_cas", 3, 1), &[req("sem", Str), req("scope", Str)]),
+    // shape ops
+    fixed("broadcast", 1, 1),
+    with_attrs(fixed("expand_dims", 1, 1), AXIS),
+    with_attrs(fixed("reshape", 1, 1), CAN_REORDER),
+    with_attrs(fixed("permute", 1, 1), &[req("order", IntArray)]),
+    fixed("join", 2, 1),
+    fixed("split", 1, 2),
+    with_attrs(fixed("cat", 2, 1), CAN_REORDER),
+    // reductions, scans, dot
+    with_regions(with_attrs(op("reduce", 1, None, Variadic), AXIS), 1),
+    with_regions(with_attrs(op("scan", 1, None, Variadic), &[req("axis", Int), req("reverse", Bool)]), 1),
+    with_attrs(fixed("dot", 3, 1), &[req("input_precision", Str), req("max_num_imprecise_acc", Int)]),
+    // hints
+    with_attrs(fixed("multiple_of", 1, 1), HINT),
+    with_attrs(fixed("max_contiguous", 1, 1), HINT),
+    with_attrs(fixed("max_constancy", 1, 1), HINT),
+    // control flow and calls
+    with_regions(op("for", 3, None, Variadic), 1),
+    with_regions(op("if", 1, Some(1), Variadic), 2),
+    with_regions(op("while", 0, None, Variadic), 2),
+    term(op("yield", 0, None, Fixed(0))),
+    term(op("condition", 1, None, Fixed(0))),
+    with_attrs(op("call", 0, None, Variadic), &[req("callee", Str)]),
+    term(op("return", 0, None, Fixed(0))),
+    // debug
+    with_attrs(fixed("assert", 1, 0), &[req("msg", Str)]),
+    with_attrs(op("print", 0, None, Fixed(0)), &[req("prefix", Str), req("hex", Bool)]),
+    fixed("barrier", 0, 0),
+];
+
+/// Version of the binary format; bumped on any change to `OPS` or the codec.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// An index into `OPS`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Opcode(pub u16);
+
+impl Opcode {
+    pub fn from_index(i: u64) -> Option<Opcode> {
+        if (i as usize) < OPS.len() {
+            Some(Opcode(i as u16))
+        } else {
+            None
+        }
+    }
+    pub fn from_name(name: &str) -> Option<Opcode> {
+        OPS.iter().position(|o| o.name == name).map(|i| Opcode(i as u16))
+    }
+    pub fn info(self) -> &'static OpInfo {
+        &OPS[self.0 as usize]
+    }
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Looks an opcode up by name; panics on unknown names, for Rust code that
+/// spells op names as literals (a typo is a programming error).
+pub fn opcode(name: &str) -> Opcode {
+    match Opcode::from_name(name) {
+        Some(o) => o,
+        None => panic!("unknown op name {name:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_fit_u16() {
+        assert!(OPS.len() < u16::MAX as usize);
+        for (i, a) in OPS.iter().enumerate() {
+            for b in &OPS[i + 1..] {
+                assert_ne!(a.name, b.name);
+            }
+        }
+    }
+
+    #[test]
+    fn lookup_round_trips() {
+        for (i, o) in OPS.iter().enumerate() {
+            assert_eq!(Opcode::from_name(o.name).unwrap().index(), i);
+        }
+        assert!(Opcode::from_name("nope").is_none());
+    }
+}

@@ -1,0 +1,221 @@
+//! The verifier: every rule of docs/ir.md a module must satisfy before any
+//! analysis or codegen trusts it. Structure, scoping and terminators are
+//! checked here; per-op typing rules live in `ops.rs` and `shapes.rs`.
+mod ops;
+mod shapes;
+
+use std::collections::HashSet;
+
+use crate::entities::{Op, Region, Type, Value};
+use crate::error::VerifyError;
+use crate::module::{Function, LocData, Module};
+use crate::ops::Results;
+
+pub fn verify(m: &Module) -> Result<(), VerifyError> {
+    let mut seen = HashSet::new();
+    for f in m.funcs.values() {
+        if !seen.insert(f.name.as_str()) {
+            return Err(func_err(f, format!("function @{} defined twice", f.name)));
+        }
+    }
+    for f in m.funcs.values() {
+        Checker { m, f, visible: vec![false; f.values.len()] }.function()?;
+    }
+    Ok(())
+}
+
+fn func_err(f: &Function, msg: String) -> VerifyError {
+    VerifyError { func: f.name.clone(), op: None, loc: LocData::default(), msg }
+}
+
+/// Which terminator a block must end in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Term {
+    Return,
+    Yield,
+    Condition,
+}
+
+impl Term {
+    fn name(self) -> &'static str {
+        match self {
+            Term::Return => "return",
+            Term::Yield => "yield",
+            Term::Condition => "condition",
+        }
+    }
+}
+
+pub(crate) struct Checker<'a> {
+    pub m: &'a Module,
+    pub f: &'a Function,
+    /// Values in scope at the current point of the walk.
+    visible: Vec<bool>,
+}
+
+impl<'a> Checker<'a> {
+    pub fn err(&self, op: Op, msg: impl Into<String>) -> VerifyError {
+        let name = self.f.ops.get(op).map(|o| o.opcode.name().to_string());
+        let loc = self.f.ops.get(op).and_then(|o| self.m.locs.get(o.loc)).cloned().unwrap_or_default();
+        VerifyError { func: self.f.name.clone(), op: name, loc, msg: msg.into() }
+    }
+    pub fn show(&self, t: Type) -> String {
+        self.m.types.display(t).to_string()
+    }
+    pub fn ty(&self, v: Value) -> Type {
+        self.f.values[v].ty
+    }
+
+    /// A type must exist in the table and have power-of-two dims.
+    fn check_type(&self, t: Type) -> Result<(), String> {
+        if !self.m.types.contains(t) {
+            return Err(format!("type index {} out of range", t.0));
+        }
+        let dims = self.m.types.dims(t);
+        if let Some(d) = dims.iter().find(|d| !d.is_power_of_two()) {
+            return Err(format!("tensor dim {d} of {} is not a power of two", self.show(t)));
+        }
+        let count = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
+        if count.is_none_or(|c| c > 1 << 31) {
+            return Err(format!("{} has too many elements", self.show(t)));
+        }
+        Ok(())
+    }
+
+    fn function(&mut self) -> Result<(), VerifyError> {
+        let f = self.f;
+        if !f.regions.contains(f.body) || !f.blocks.contains(f.regions[f.body].block) {
+            return Err(func_err(f, "function body region is missing".into()));
+        }
+        if f.arg_attrs.len() != f.args().len() {
+            return Err(func_err(f, format!("{} argument attribute dicts for {} arguments", f.arg_attrs.len(), f.args().len())));
+        }
+        for &t in f.arg_types().iter().chain(&f.results) {
+            self.check_type(t).map_err(|e| func_err(f, e))?;
+        }
+        self.region(f.body, Term::Return, None)
+    }
+
+    fn region(&mut self, r: Region, term: Term, parent: Option<Op>) -> Result<(), VerifyError> {
+        let f = self.f;
+        let block = f.regions[r].block;
+        let b = &f.blocks[block];
+        for &a in &b.args {
+            self.visible[a.index_usize()] = true;
+        }
+        let mut defined: Vec<Value> = b.args.clone();
+        for (i, &op) in b.ops.iter().enumerate() {
+            let Some(od) = f.ops.get(op) else {
+                return Err(func_err(f, format!("block refers to missing op {}", op.0)));
+            };
+            for (slot, &v) in od.operands.iter().enumerate() {
+                if !f.values.contains(v) {
+                    return Err(self.err(op, format!("operand {slot} refers to a missing value")));
+                }
+                if !self.visible[v.index_usize()] {
+                    return Err(self.err(op, format!("operand {slot} is not defined before this use (or not in an enclosing block)")));
+                }
+            }
+            let info = od.opcode.info();
+            let last = i + 1 == b.ops.len();
+            if info.terminator {
+                if !last {
+                    return Err(self.err(op, "terminator must be the last op of its block"));
+                }
+                if info.name != term.name() {
+                    return Err(self.err(op, format!("this block must end in '{}', not '{}'", term.name(), info.name)));
+                }
+            } else if last {
+                return Err(self.err(op, format!("block must end in '{}'", term.name())));
+            }
+            self.generic(op)?;
+            self.op_rules(op, parent)?;
+            let kinds = region_terms(info.name);
+            for (&r, &t) in od.regions.iter().zip(kinds) {
+                self.region(r, t, Some(op))?;
+            }
+            for &v in &od.results {
+                self.visible[v.index_usize()] = true;
+                defined.push(v);
+            }
+        }
+        if b.ops.is_empty() {
+            let msg = format!("empty block: must end in '{}'", term.name());
+            return Err(match parent {
+                Some(p) => self.err(p, format!("region {msg}")),
+                None => func_err(f, msg),
+            });
+        }
+        for v in defined {
+            self.visible[v.index_usize()] = false;
+        }
+        Ok(())
+    }
+
+    /// Arity, region count, attributes and result types from the op table.
+    fn generic(&self, op: Op) -> Result<(), VerifyError> {
+        let od = &self.f.ops[op];
+        let info = od.opcode.info();
+        let n = od.operands.len() as u64;
+        let too_few = n < info.min_operands as u64;
+        let too_many = info.max_operands.is_some_and(|max| n > max as u64);
+        if too_few || too_many {
+            let expected = match info.max_operands {
+                Some(max) if max == info.min_operands => format!("{max}"),
+                Some(max) => format!("{} to {max}", info.min_operands),
+                None => format!("at least {}", info.min_operands),
+            };
+            return Err(self.err(op, format!("expected {expected} operands, got {n}")));
+        }
+        if let Results::Fixed(r) = info.results {
+            if od.results.len() != r as usize {
+                return Err(self.err(op, format!("expected {r} results, got {}", od.results.len())));
+            }
+        }
+        if od.regions.len() != info.regions as usize {
+            return Err(self.err(op, format!("expected {} regions, got {}", info.regions, od.regions.len())));
+        }
+        for &r in &od.regions {
+            if !self.f.regions.contains(r) || !self.f.blocks.contains(self.f.regions[r].block) {
+                return Err(self.err(op, "refers to a missing region"));
+            }
+        }
+        for spec in info.attrs {
+            match od.attrs.get(spec.name) {
+                None if spec.required => {
+                    return Err(self.err(op, format!("missing required attribute '{}'", spec.name)))
+                }
+                Some(a) if !a.matches(spec.kind) => {
+                    return Err(self.err(
+                        op,
+                        format!("attribute '{}' must be {}, got {}", spec.name, spec.kind.describe(), a.kind_name()),
+                    ))
+                }
+                _ => {}
+            }
+        }
+        for &v in &od.results {
+            if !self.f.values.contains(v) {
+                return Err(self.err(op, "refers to a missing result value"));
+            }
+            self.check_type(self.ty(v)).map_err(|e| self.err(op, e))?;
+        }
+        Ok(())
+    }
+}
+
+fn region_terms(name: &str) -> &'static [Term] {
+    match name {
+        "while" => &[Term::Condition, Term::Yield],
+        _ => &[Term::Yield, Term::Yield],
+    }
+}
+
+trait IndexUsize {
+    fn index_usize(self) -> usize;
+}
+impl IndexUsize for Value {
+    fn index_usize(self) -> usize {
+        self.0 as usize
+    }
+}

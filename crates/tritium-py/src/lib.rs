@@ -1,0 +1,89 @@
+//! The PyO3 module `tritium._core`: glue between Python and tritium-ir only.
+//! Rust errors become the exception classes below; panics are caught here so a
+//! bug in the core is a Python exception, never an abort.
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+create_exception!(_core, IRDecodeError, PyValueError, "Malformed binary tile IR.");
+create_exception!(_core, IRVerifyError, PyValueError, "Tile IR that breaks a rule of docs/ir.md.");
+create_exception!(_core, IRParseError, PyValueError, "Malformed tile IR text.");
+
+/// Runs `f`, turning a panic into a Python RuntimeError.
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(PyRuntimeError::new_err(format!("internal error in tritium-ir: {msg}")))
+        }
+    }
+}
+
+fn decode(data: &[u8]) -> PyResult<tritium_ir::Module> {
+    tritium_ir::decode(data).map_err(|e| IRDecodeError::new_err(e.to_string()))
+}
+
+fn verified(data: &[u8]) -> PyResult<tritium_ir::Module> {
+    let m = decode(data)?;
+    tritium_ir::verify(&m).map_err(|e| IRVerifyError::new_err(e.to_string()))?;
+    Ok(m)
+}
+
+/// Op names, indexed by opcode (docs/ir.md's op table, in order).
+#[pyfunction]
+fn op_table() -> Vec<&'static str> {
+    tritium_ir::OPS.iter().map(|o| o.name).collect()
+}
+
+/// Decodes and verifies a module; raises IRDecodeError or IRVerifyError.
+#[pyfunction]
+fn verify(data: &[u8]) -> PyResult<()> {
+    guarded(|| verified(data).map(|_| ()))
+}
+
+/// The text form of a binary module (decoded, not verified, so invalid IR can be dumped).
+#[pyfunction]
+fn to_text(data: &[u8]) -> PyResult<String> {
+    guarded(|| Ok(tritium_ir::print(&decode(data)?)))
+}
+
+/// Parses, verifies and encodes a module written as text.
+#[pyfunction]
+fn parse_text<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes = guarded(|| {
+        let m = tritium_ir::parse(text).map_err(|e| IRParseError::new_err(e.to_string()))?;
+        tritium_ir::verify(&m).map_err(|e| IRVerifyError::new_err(e.to_string()))?;
+        Ok(tritium_ir::encode(&m))
+    })?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// Decodes and re-encodes a module (canonical bytes).
+#[pyfunction]
+fn roundtrip<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes = guarded(|| Ok(tritium_ir::encode(&decode(data)?)))?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("FORMAT_VERSION", tritium_ir::FORMAT_VERSION)?;
+    m.add("IRDecodeError", py.get_type::<IRDecodeError>())?;
+    m.add("IRVerifyError", py.get_type::<IRVerifyError>())?;
+    m.add("IRParseError", py.get_type::<IRParseError>())?;
+    m.add_function(wrap_pyfunction!(op_table, m)?)?;
+    m.add_function(wrap_pyfunction!(verify, m)?)?;
+    m.add_function(wrap_pyfunction!(to_text, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_text, m)?)?;
+    m.add_function(wrap_pyfunction!(roundtrip, m)?)?;
+    Ok(())
+}
