@@ -27,6 +27,8 @@ class Builder(Protocol):
     #: True for the NumPy interpreter; lets builtins that only make sense at
     #: compile time (static_print's timing, hints) or only at run time decide.
     is_interpreter: bool
+    #: False drops `device_assert` (Triton keeps asserts only in debug mode).
+    enable_assertions: bool
 
     def set_loc(self, file: str, line: int, col: int) -> None:
         """Location attached to the ops created from now on."""
