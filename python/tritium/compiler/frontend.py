@@ -1,0 +1,359 @@
+"""The AST walker: compiles a @jit function's Python source to tile IR.
+
+Expressions are evaluated with the language layer's own tensor operators and
+builtins (they create ops through the current builder), so this module only
+decides *structure*: names and scopes, static versus dynamic control flow,
+inlining of @jit calls, and turning any failure into a CompilationError that
+points at the user's line."""
+from __future__ import annotations
+
+import ast
+import threading
+from typing import Any
+
+from ..language import core
+from ..language.builder import using_builder
+from ..language.dtypes import dtype
+from .control_flow import ControlFlowMixin
+from .errors import CompilationError
+from .expressions import ExpressionMixin
+from .ir import IRBuilder
+from .returns import rewrite_returns
+from .scope import closure_vars, lookup_global
+from .source import FunctionSource
+from .values import flatten, is_number, is_static, is_tensor, to_tensor, unflatten, unwrap
+
+RET = "$ret"  # the local that carries a function's return value through if-merges
+_WRAPPED = (TypeError, ValueError, AssertionError, NameError, IndexError, AttributeError,
+            KeyError, ZeroDivisionError, OverflowError, NotImplementedError, RecursionError)
+
+
+_active = threading.local()
+
+
+def active_generator() -> "CodeGenerator | None":
+    """The generator visiting code right now (so a @jit call made from inside
+    a builtin, e.g. a reduce combine function, is inlined by it)."""
+    stack = getattr(_active, "stack", None)
+    return stack[-1] if stack else None
+
+
+def _frontend_call_hook(fn: Any, args: list) -> Any:
+    gen = active_generator()
+    from ..runtime.jit import JITFunction
+    if gen is not None and isinstance(fn, JITFunction):
+        return gen.call_jit(gen.current_node, fn, list(args), {})
+    return _previous_hook(fn, args)
+
+
+_previous_hook = core._call_jit_function
+core._call_jit_function = _frontend_call_hook
+
+
+class ModuleContext:
+    """State shared by every function compiled into one IR module."""
+
+    def __init__(self, builder: IRBuilder):
+        self.builder = builder
+        self.noinline: dict[Any, tuple[str, Any, list[dtype]]] = {}
+        self.call_stack: list[Any] = []   # JITFunctions being inlined (recursion check)
+
+
+class CodeGenerator(ExpressionMixin, ControlFlowMixin, ast.NodeVisitor):
+    def __init__(self, jit_fn: Any, ctx: ModuleContext, local_vars: dict[str, Any]):
+        self.jit_fn = jit_fn
+        self.ctx = ctx
+        self.builder = ctx.builder
+        self.src: FunctionSource = jit_fn.source()
+        self.fn_globals = jit_fn.fn.__globals__
+        self.closure = closure_vars(jit_fn.fn)
+        self.locals: dict[str, Any] = dict(local_vars)
+        self.loop_depth = 0
+        self.current_node: ast.AST = jit_fn.source().tree
+
+    # -- entry ------------------------------------------------------------
+    def run(self) -> Any:
+        """Visits the body; returns the function's return value (or None)."""
+        stack = _active.__dict__.setdefault("stack", [])
+        stack.append(self)
+        try:
+            self._run_body()
+        finally:
+            stack.pop()
+        return self.locals.get(RET)
+
+    def _run_body(self) -> None:
+        body = self.src.tree.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            body = body[1:]
+        self.visit_stmts(rewrite_returns(body))
+
+    def visit_stmts(self, stmts: list[ast.stmt]) -> None:
+        for stmt in stmts:
+            self.visit(stmt)
+            if isinstance(stmt, ast.Return):
+                return
+
+    # -- errors and locations --------------------------------------------
+    def set_end_loc(self) -> None:
+        """The implicit return is located at the function's `def` line."""
+        line, col = self.src.file_pos(self.src.tree)
+        self.builder.set_loc(self.src.filename, line, col)
+
+    def error(self, node: ast.AST, message: str) -> CompilationError:
+        line, col = self.src.file_pos(node)
+        return CompilationError(message, self.src.filename, line, col, self.src.file_line(line))
+
+    def visit(self, node: ast.AST) -> Any:
+        has_loc = hasattr(node, "lineno")
+        if has_loc:
+            saved = self.builder.get_loc()
+            saved_node, self.current_node = self.current_node, node
+            line, col = self.src.file_pos(node)
+            self.builder.set_loc(self.src.filename, line, col)
+        err = None
+        try:
+            return super().visit(node)
+        except CompilationError:
+            raise
+        except _WRAPPED as e:
+            err = self.error(node, _describe(e))
+        finally:
+            if has_loc:
+                self.builder.set_loc(*saved)
+                self.current_node = saved_node
+        raise err  # outside the handler so the error has no chained context
+
+    def generic_visit(self, node: ast.AST) -> Any:
+        raise self.error(node, f"'{_construct_name(node)}' is not supported in kernels")
+
+    # -- names ------------------------------------------------------------
+    def lookup(self, name: str) -> Any:
+        if name in self.locals:
+            return self.locals[name]
+        if name in self.closure:
+            val = self.closure[name]
+            return core.constexpr(val) if is_number(val) and not isinstance(val, core.constexpr) else val
+        return lookup_global(name, self.fn_globals)
+
+    def assign(self, target: ast.AST, value: Any) -> None:
+        if isinstance(target, ast.Name):
+            self.locals[target.id] = _store_form(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = unwrap(value)
+            if is_tensor(items) or not hasattr(items, "__len__"):
+                raise self.error(target, f"cannot unpack a non-tuple value ({_short(value)})")
+            if len(items) != len(target.elts):
+                raise self.error(target, f"cannot unpack {len(items)} values into {len(target.elts)} names")
+            for t, v in zip(target.elts, items):
+                self.assign(t, v)
+        else:
+            raise self.error(target, f"assignment to '{_construct_name(target)}' is not supported in kernels "
+                                     "(tensors are immutable: use tl.store or tl.where)")
+
+    # -- statements -------------------------------------------------------
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign(target, value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is None:
+            return
+        value = self.visit(node.value)
+        ann = self.visit(node.annotation)
+        if ann is core.constexpr and not is_static(value):
+            raise self.error(node.value, f"'{_target_name(node.target)}' is annotated constexpr but its "
+                                         "value is not known at compile time")
+        self.assign(node.target, core.constexpr(unwrap(value)) if ann is core.constexpr else value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        load = ast.copy_location(ast.Name(id=_target_name(node.target), ctx=ast.Load()), node.target) \
+            if isinstance(node.target, ast.Name) else None
+        if load is None:
+            raise self.error(node.target, "augmented assignment is only supported on names in kernels")
+        value = self.binary(node, node.op, self.visit(load), self.visit(node.value))
+        self.assign(node.target, value)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        self.visit(node.value)
+
+    def visit_Pass(self, node: ast.Pass) -> None:
+        return None
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if self.loop_depth:
+            raise self.error(node, "'return' inside a loop is not supported in kernels")
+        self.locals[RET] = None if node.value is None else _store_form(self.visit(node.value))
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        cond = self.visit(node.test)
+        msg = "" if node.msg is None else unwrap(self.visit(node.msg))
+        if is_static(cond):
+            if not unwrap(cond):
+                raise self.error(node, f"static assertion failed{': ' + str(msg) if msg else ''}")
+            return
+        from .. import language as tl
+        tl.device_assert(cond, str(msg))
+
+    def visit_Break(self, node: ast.Break) -> None:
+        raise self.error(node, "'break' is not supported in kernels")
+
+    def visit_Continue(self, node: ast.Continue) -> None:
+        raise self.error(node, "'continue' is not supported in kernels")
+
+    def visit_With(self, node: ast.With) -> None:
+        raise self.error(node, "'with' is not supported in kernels")
+
+    def visit_Nonlocal(self, node: ast.AST) -> None:
+        raise self.error(node, f"'{_construct_name(node).lower()}' is not supported in kernels")
+
+    visit_Global = visit_Nonlocal
+
+    # -- calls of @jit functions -----------------------------------------
+    def call_jit(self, node: ast.AST, callee: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        bound = callee.bind_call(args, kwargs)
+        if callee.noinline:
+            return self.call_noinline(node, callee, bound)
+        if callee in self.ctx.call_stack:
+            raise self.error(node, f"recursive call to '{callee.__name__}' is not supported in kernels")
+        local_vars = {}
+        for name, value in bound.items():
+            if name in callee.constexpr_names and not is_static(value):
+                raise self.error(node, f"argument '{name}' of '{callee.__name__}' must be a constexpr, "
+                                       "got a runtime value")
+            local_vars[name] = core.constexpr(unwrap(value)) if name in callee.constexpr_names else value
+        gen = CodeGenerator(callee, self.ctx, local_vars)
+        self.ctx.call_stack.append(callee)
+        try:
+            return gen.run()
+        except CompilationError as e:
+            line, _ = self.src.file_pos(node)
+            e.add_call_site(f"  in '{callee.__name__}' called from {self.src.filename}:{line}")
+            raise
+        finally:
+            self.ctx.call_stack.pop()
+
+    def call_noinline(self, node: ast.AST, callee: Any, bound: dict[str, Any]) -> Any:
+        static, dynamic = [], []
+        for name, value in bound.items():
+            if name in callee.constexpr_names or (is_static(value) and not is_number(value)):
+                static.append((name, unwrap(value)))
+            elif is_tensor(value) or is_number(value):
+                dynamic.append((name, to_tensor(value)))
+            else:
+                raise self.error(node, f"argument '{name}' of noinline function '{callee.__name__}' must be "
+                                       "a tensor, a number or a constexpr")
+        key = (callee, _hashable(static), tuple(t.type for _, t in dynamic))
+        if key not in self.ctx.noinline:
+            self.ctx.noinline[key] = self._build_noinline(node, callee, static, dynamic)
+        name, spec, result_types = self.ctx.noinline[key]
+        results = self.builder.create("call", [t.handle for _, t in dynamic], result_types, {"callee": name})
+        if spec is False:
+            return None
+        return unflatten([core.tensor(h, t) for h, t in zip(results, result_types)], spec)
+
+    def _build_noinline(self, node, callee, static, dynamic) -> tuple[str, Any, list[dtype]]:
+        base = callee.__name__
+        name, n = base, 0
+        while self.builder.find_function(name) is not None:
+            n += 1
+            name = f"{base}_{n}"
+        ir_fn = self.builder.begin_function(name, [t.type for _, t in dynamic], noinline=True)
+        local_vars = {k: core.constexpr(v) for k, v in static}
+        for (k, t), arg in zip(dynamic, ir_fn.args):
+            local_vars[k] = core.tensor(arg, t.type)
+        self.ctx.call_stack.append(callee)
+        try:
+            gen = CodeGenerator(callee, self.ctx, local_vars)
+            ret = gen.run()
+            gen.set_end_loc()
+            if ret is None:
+                self.builder.end_function([])
+                return name, False, []
+            leaves, spec = flatten(ret)
+            if any(unwrap(x) is None for x in leaves):
+                raise self.error(node, f"noinline function '{base}' must return tensors or numbers")
+            tensors = [to_tensor(x) for x in leaves]
+            self.builder.end_function([t.handle for t in tensors])
+            return name, spec, [t.type for t in tensors]
+        except BaseException:
+            self.builder.abandon_function()
+            raise
+        finally:
+            self.ctx.call_stack.pop()
+
+
+def _store_form(value: Any) -> Any:
+    # Python scalars are kept as plain values (Triton's rule), constexprs unwrapped
+    if isinstance(value, core.constexpr):
+        return value.value
+    return value
+
+
+def _hashable(items: list) -> Any:
+    out = []
+    for k, v in items:
+        try:
+            hash(v)
+            out.append((k, type(v).__name__, v))
+        except TypeError:
+            out.append((k, type(v).__name__, repr(v)))
+    return tuple(out)
+
+
+def _describe(e: BaseException) -> str:
+    msg = str(e)
+    if isinstance(e, KeyError) and e.args:
+        msg = str(e.args[0])
+    return msg or type(e).__name__
+
+
+def _construct_name(node: ast.AST) -> str:
+    names = {"Break": "break", "Continue": "continue", "With": "with", "Lambda": "lambda",
+             "Try": "try", "Raise": "raise", "Delete": "del", "ClassDef": "class", "FunctionDef": "def",
+             "ListComp": "list comprehension", "GeneratorExp": "generator expression",
+             "DictComp": "dict comprehension", "SetComp": "set comprehension", "Yield": "yield",
+             "Await": "await", "AsyncFor": "async for", "AsyncWith": "async with", "Global": "global",
+             "Nonlocal": "nonlocal", "Set": "set literal", "Dict": "dict literal", "NamedExpr": ":=",
+             "Match": "match", "Import": "import", "ImportFrom": "import", "While": "while"}
+    return names.get(type(node).__name__, type(node).__name__)
+
+
+def _target_name(node: ast.AST) -> str:
+    return node.id if isinstance(node, ast.Name) else _construct_name(node)
+
+
+def _short(v: Any) -> str:
+    return f"tensor of type {v.type}" if is_tensor(v) else repr(unwrap(v))
+
+
+# -- entry point used by runtime/jit.py --------------------------------------
+
+def compile_kernel(jit_fn: Any, params: dict[str, Any], arg_attrs: dict[str, dict] | None = None,
+                   name: str | None = None) -> IRBuilder:
+    """Compiles `jit_fn` as a kernel. `params` maps every parameter name to a
+    dtype (a runtime argument of that type) or a `constexpr` (specialized)."""
+    builder = IRBuilder()
+    ctx = ModuleContext(builder)
+    arg_attrs = arg_attrs or {}
+    dyn = [(k, t) for k, t in params.items() if isinstance(t, dtype)]
+    with using_builder(builder):
+        ir_fn = builder.begin_function(name or jit_fn.__name__, [t for _, t in dyn],
+                                       [arg_attrs.get(k, {}) for k, _ in dyn], kernel=True)
+        local_vars = {k: v for k, v in params.items() if not isinstance(v, dtype)}
+        for (k, t), arg in zip(dyn, ir_fn.args):
+            local_vars[k] = core.tensor(arg, t)
+        gen = CodeGenerator(jit_fn, ctx, local_vars)
+        ctx.call_stack.append(jit_fn)
+        ret = gen.run()
+        if ret is not None:
+            node = next((n for n in ast.walk(gen.src.tree) if isinstance(n, ast.Return) and n.value), gen.src.tree)
+            raise gen.error(node, f"kernel '{jit_fn.__name__}' must not return a value")
+        gen.set_end_loc()
+        builder.end_function([])
+    return builder
+
+
+__all__ = ["compile_kernel", "CodeGenerator", "CompilationError"]

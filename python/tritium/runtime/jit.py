@@ -1,0 +1,253 @@
+"""`@jit` and JITFunction: binds launch arguments to a kernel's parameters,
+decides what is runtime (IR function arguments) and what is specialized
+(constexprs), and hands the kernel to the frontend, or to the interpreter
+when TRITIUM_INTERPRET/TRITON_INTERPRET is set."""
+from __future__ import annotations
+
+import inspect
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..language import core
+from ..language.builder import _state as _builder_state
+from .signature import arg_type, parse_signature
+
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "warmup",
+                  "stream", "enable_warp_specialization", "launch_cooperative_grid", "extern_libs",
+                  "debug", "sanitize_overflow", "matrix_instr_nonkdim", "waves_per_eu", "kpack",
+                  "launch_pdl")
+
+
+def interpret_requested() -> bool:
+    return any(os.environ.get(k, "0").lower() in ("1", "true", "yes", "on")
+               for k in ("TRITIUM_INTERPRET", "TRITON_INTERPRET"))
+
+
+@dataclass
+class KernelParam:
+    name: str
+    num: int
+    is_constexpr: bool
+    default: Any
+    annotation: Any
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not inspect.Parameter.empty
+
+
+def _is_constexpr_annotation(ann: Any) -> bool:
+    if ann is core.constexpr:
+        return True
+    return isinstance(ann, str) and ann.replace(" ", "").split(".")[-1] == "constexpr"
+
+
+class KernelInterface:
+    """What `kernel[grid](...)` needs; shared by JITFunction and the tuners."""
+
+    def run(self, *args: Any, grid: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    def __getitem__(self, grid: Any) -> Callable[..., Any]:
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+
+class JITFunction(KernelInterface):
+    def __init__(self, fn: Callable, noinline: bool | None = None, do_not_specialize=(),
+                 do_not_specialize_on_alignment=(), debug: bool | None = None, interpret: bool | None = None,
+                 repr: Callable | None = None, launch_metadata: Callable | None = None):
+        if not inspect.isfunction(fn):
+            raise TypeError(f"@jit expects a Python function, got {fn!r}")
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+        self.__module__ = fn.__module__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self.noinline = bool(noinline)
+        self.debug = debug
+        self.repr = repr
+        self.launch_metadata = launch_metadata
+        self.interpret = bool(interpret) or interpret_requested()
+        sig = inspect.signature(fn)
+        self.signature = sig
+        self.params = [KernelParam(p.name, i, _is_constexpr_annotation(p.annotation), p.default, p.annotation)
+                       for i, p in enumerate(sig.parameters.values())]
+        for p in sig.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise TypeError(f"@jit function '{fn.__name__}' cannot take *args or **kwargs")
+        self.arg_names = [p.name for p in self.params]
+        self.constexprs = [p.num for p in self.params if p.is_constexpr]
+        self.constexpr_names = {p.name for p in self.params if p.is_constexpr}
+        self.do_not_specialize = [self._param_index(d) for d in do_not_specialize]
+        self.do_not_specialize_on_alignment = [self._param_index(d) for d in do_not_specialize_on_alignment]
+        self._source = None
+        try:
+            self.src = inspect.getsource(fn)
+        except OSError:
+            self.src = None
+
+    def _param_index(self, d: Any) -> int:
+        if isinstance(d, int) and 0 <= d < len(self.params):
+            return d
+        if isinstance(d, str) and d in self.arg_names:
+            return self.arg_names.index(d)
+        raise ValueError(f"do_not_specialize: '{fn_name(self)}' has no parameter {d!r}")
+
+    def source(self):
+        if self._source is None:
+            from ..compiler.source import parse_function
+            try:
+                self._source = parse_function(self.fn)
+            except OSError as e:
+                raise RuntimeError(f"cannot compile '{self.__name__}': its source is not available ({e})") from None
+        return self._source
+
+    def __repr__(self) -> str:
+        return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+    # -- binding ----------------------------------------------------------
+    def bind_call(self, args: list | tuple, kwargs: dict) -> dict[str, Any]:
+        """Binds arguments of a call (or launch) by Python's rules; errors name
+        the function and the parameter."""
+        name = self.__name__
+        if len(args) > len(self.params):
+            raise TypeError(f"{name}() takes {len(self.params)} argument{'s' * (len(self.params) != 1)} "
+                            f"but {len(args)} were given")
+        bound = {p.name: a for p, a in zip(self.params, args)}
+        for k, v in kwargs.items():
+            if k not in self.arg_names:
+                raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+            if k in bound:
+                raise TypeError(f"{name}() got multiple values for argument '{k}'")
+            bound[k] = v
+        missing = [p.name for p in self.params if p.name not in bound and not p.has_default]
+        if missing:
+            raise TypeError(f"{name}() missing {len(missing)} required argument{'s' * (len(missing) != 1)}: "
+                            + ", ".join(f"'{m}'" for m in missing)
+                            + f" (expected {len(self.params)}, got {len(bound)})")
+        for p in self.params:
+            if p.name not in bound:
+                bound[p.name] = p.default
+        return {p.name: bound[p.name] for p in self.params}
+
+    def specialize(self, bound: dict[str, Any]) -> dict[str, Any]:
+        """Each parameter as an IR dtype (runtime argument) or a constexpr."""
+        out = {}
+        for p in self.params:
+            v = bound[p.name]
+            if p.is_constexpr:
+                out[p.name] = v if isinstance(v, core.constexpr) else core.constexpr(v)
+            else:
+                out[p.name] = arg_type(p.name, v)
+        return out
+
+    # -- compiling --------------------------------------------------------
+    def compile_ir(self, *args: Any, signature: Any = None, constexprs: dict | None = None,
+                   arg_attrs: dict | None = None, **kwargs: Any) -> bytes:
+        """The kernel's tile IR (binary, docs/ir.md), specialized either for
+        example arguments or for `signature` (+ `constexprs` by name)."""
+        from ..compiler.frontend import compile_kernel
+        return compile_kernel(self, self._params_for(args, kwargs, signature, constexprs), arg_attrs).encode()
+
+    def ir_text(self, *args: Any, signature: Any = None, constexprs: dict | None = None, **kwargs: Any) -> str:
+        from .. import _core
+        data = self.compile_ir(*args, signature=signature, constexprs=constexprs, **kwargs)
+        _core.verify(data)
+        return _core.to_text(data)
+
+    def _params_for(self, args, kwargs, signature, constexprs) -> dict[str, Any]:
+        if signature is None:
+            return self.specialize(self.bind_call(args, {**kwargs, **(constexprs or {})}))
+        if args or kwargs:
+            raise TypeError("compile_ir: pass either example arguments or signature=..., not both")
+        types = parse_signature(signature, [p.name for p in self.params if not p.is_constexpr]
+                                if not isinstance(signature, dict) else self.arg_names)
+        constexprs = dict(constexprs or {})
+        out = {}
+        for p in self.params:
+            if p.name in constexprs:
+                out[p.name] = core.constexpr(constexprs[p.name])
+            elif p.name in types:
+                out[p.name] = types[p.name]
+            elif p.has_default:
+                out[p.name] = core.constexpr(p.default) if p.is_constexpr else arg_type(p.name, p.default)
+            else:
+                raise TypeError(f"{self.__name__}: no type or constexpr value given for parameter '{p.name}'")
+        for k in constexprs:
+            if k not in self.arg_names:
+                raise TypeError(f"{self.__name__}() has no parameter '{k}'")
+        return out
+
+    # -- launching --------------------------------------------------------
+    def _split_launch(self, kwargs: dict) -> tuple[dict, dict]:
+        options, params = {}, {}
+        for k, v in kwargs.items():
+            if k in self.arg_names:
+                params[k] = v
+            elif k in LAUNCH_OPTIONS:
+                options[k] = v
+            else:
+                raise TypeError(f"{self.__name__}() got an unexpected keyword argument '{k}' "
+                                "(neither a kernel parameter nor a launch option)")
+        return options, params
+
+    def run(self, *args: Any, grid: Any, **kwargs: Any) -> Any:
+        options, params = self._split_launch(kwargs)
+        bound = self.bind_call(args, params)
+        if self.interpret or interpret_requested():
+            from ..interpreter import runner
+            return runner.run_grid(self, grid, bound, **options)
+        _normalize_grid(grid(dict(bound)) if callable(grid) else grid)
+        from ..compiler.frontend import compile_kernel
+        compile_kernel(self, self.specialize(bound))
+        if options.get("warmup"):
+            return None
+        raise RuntimeError(f"cannot launch '{self.__name__}': no GPU backend is available yet in tritium "
+                           "(the kernel compiled to IR successfully); set TRITIUM_INTERPRET=1 to run it "
+                           "with the NumPy interpreter")
+
+    def warmup(self, *args: Any, grid: Any = None, **kwargs: Any) -> bytes:
+        """Compiles for these arguments without launching; returns the IR."""
+        options, params = self._split_launch(kwargs)
+        return self.compile_ir(*args, **params)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from ..compiler import frontend
+        gen = frontend.active_generator()
+        if gen is not None:
+            return gen.call_jit(gen.current_node, self, list(args), kwargs)
+        if getattr(_builder_state, "builder", None) is not None:
+            # the interpreter runs @jit helpers as plain Python
+            return self.fn(*args, **kwargs)
+        raise RuntimeError(f"@jit functions cannot be called directly ('{self.__name__}'); "
+                           "launch with kernel[grid](...)")
+
+
+def fn_name(f: Any) -> str:
+    return getattr(f, "__name__", repr(f))
+
+
+def _normalize_grid(grid: Any) -> tuple[int, int, int]:
+    if isinstance(grid, core.constexpr):
+        grid = grid.value
+    if isinstance(grid, int):
+        grid = (grid,)
+    grid = tuple(int(g) for g in grid)
+    if not 1 <= len(grid) <= 3:
+        raise ValueError(f"grid must have 1 to 3 dimensions, got {len(grid)}")
+    if any(g < 0 for g in grid):
+        raise ValueError(f"grid dimensions must be non-negative, got {grid}")
+    return grid + (1,) * (3 - len(grid))
+
+
+def jit(fn: Callable | None = None, *, noinline: bool | None = None, do_not_specialize=(),
+        do_not_specialize_on_alignment=(), debug: bool | None = None, interpret: bool | None = None,
+        repr: Callable | None = None, launch_metadata: Callable | None = None) -> Any:
+    """Decorator: `@jit` or `@jit(noinline=True, ...)`."""
+    def decorate(f: Callable) -> JITFunction:
+        return JITFunction(f, noinline=noinline, do_not_specialize=do_not_specialize,
+                           do_not_specialize_on_alignment=do_not_specialize_on_alignment, debug=debug,
+                           interpret=interpret, repr=repr, launch_metadata=launch_metadata)
+    return decorate(fn) if fn is not None else decorate
