@@ -219,8 +219,10 @@ class JITFunction(KernelInterface):
         if gen is not None:
             return gen.call_jit(gen.current_node, self, list(args), kwargs)
         if getattr(_builder_state, "builder", None) is not None:
-            # the interpreter runs @jit helpers as plain Python
-            return self.fn(*args, **kwargs)
+            # the interpreter runs @jit helpers as plain Python, with their
+            # constexpr parameters wrapped as the compiler would see them
+            from ..interpreter.runner import call_jit_in_interpreter
+            return call_jit_in_interpreter(self, *args, **kwargs)
         raise RuntimeError(f"@jit functions cannot be called directly ('{self.__name__}'); "
                            "launch with kernel[grid](...)")
 

@@ -1,0 +1,176 @@
+"""Entry point of interpreted launches: `run_grid` maps the kernel's arguments
+into the interpreter's memory, then runs the Python kernel once per program id
+under a `NumpyBuilder`, as plain Python (so `print` and `pdb` work inside).
+
+Programs run in Triton's interpreter order (x fastest, then y, then z), or
+shuffled with TRITIUM_INTERPRET_SHUFFLE=1 to expose order dependences.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import random
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..language import core
+from ..language.builder import current_builder, using_builder
+from ..runtime.signature import arg_type
+from .builder import NumpyBuilder, wrap
+from .events import Client, EventBus
+from .memory import MemoryMap
+
+_TRUE = ("1", "true", "yes", "on")
+
+
+def normalize_grid(grid: Any, meta: dict[str, Any]) -> tuple[int, int, int]:
+    """An int, a 1-3 tuple, or a callable taking the meta dict → (x, y, z)."""
+    if callable(grid):
+        grid = grid(meta)
+    grid = core._unwrap(grid)
+    if isinstance(grid, (int, np.integer)):
+        grid = (grid,)
+    grid = tuple(int(core._unwrap(g)) for g in grid)
+    if not 1 <= len(grid) <= 3:
+        raise ValueError(f"grid must have 1 to 3 dimensions, got {len(grid)}")
+    if any(g < 0 for g in grid):
+        raise ValueError(f"grid dimensions must be non-negative, got {grid}")
+    return grid + (1,) * (3 - len(grid))
+
+
+class _HostArg:
+    """A tensor argument as a host NumPy array, plus how to write it back."""
+
+    def __init__(self, value: Any):
+        self.value = value
+        self.writeback: Callable[[], None] | None = None
+        if isinstance(value, np.ndarray):
+            self.host = value
+            return
+        mod = type(value).__module__.split(".")[0]
+        if mod == "torch":
+            self.host = self._from_torch(value)
+            return
+        if hasattr(value, "__array_interface__"):
+            self.host = np.asarray(value)
+            return
+        if hasattr(value, "get") and hasattr(value, "__cuda_array_interface__"):  # CuPy
+            self.host = value.get()
+            self.writeback = lambda: value.set(self.host)
+            return
+        raise TypeError(f"cannot map a {type(value).__name__} into the interpreter's memory")
+
+    def _from_torch(self, t: Any) -> np.ndarray:
+        import torch
+        raw_dtype = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+        t = t.detach()
+        if t.device.type != "cpu":
+            # copy the whole storage, so a strided view keeps its strides and its
+            # neighbours stay addressable exactly as on the device
+            n = t.untyped_storage().nbytes() // t.element_size()
+            dev_all = t.as_strided((n,), (1,), 0)
+            host_all = dev_all.cpu()
+            self.writeback = lambda: dev_all.copy_(host_all.to(t.device))
+            t = host_all.as_strided(t.shape, t.stride(), t.storage_offset())
+        # the raw bits: NumPy has no bf16/fp8 and bool is a byte either way
+        return t.view(raw_dtype).numpy() if t.dtype != raw_dtype else t.numpy()
+
+
+def _convert(name: str, value: Any, ty: Any, memory: MemoryMap, hosts: list[_HostArg]) -> Any:
+    """One kernel argument as the kernel sees it: a constexpr, a typed scalar
+    tensor, or a pointer tensor into the interpreter's memory."""
+    if isinstance(ty, core.constexpr):
+        return ty
+    if ty.is_ptr():
+        if value is None:
+            return None
+        host = _HostArg(value)
+        hosts.append(host)
+        addr = memory.register(name, host.host)
+        return core.tensor(wrap(np.int64(addr), ty), ty)
+    if isinstance(value, core.tensor):
+        return value
+    v = value.item() if hasattr(value, "item") else value
+    return core.tensor(wrap(v, ty), ty)
+
+
+def _is_constexpr(ann: Any) -> bool:
+    return ann is core.constexpr or (isinstance(ann, str) and ann.replace(" ", "").split(".")[-1] == "constexpr")
+
+
+def _types_for(kernel: Any, bound: dict[str, Any]) -> dict[str, Any]:
+    if hasattr(kernel, "specialize"):
+        return kernel.specialize(bound)
+    fn = kernel
+    out = {}
+    for p in inspect.signature(fn).parameters.values():
+        v = bound[p.name]
+        if _is_constexpr(p.annotation):
+            out[p.name] = v if isinstance(v, core.constexpr) else core.constexpr(v)
+        else:
+            out[p.name] = arg_type(p.name, v)
+    return out
+
+
+def _bind(kernel: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    if hasattr(kernel, "bind_call"):
+        return kernel.bind_call(list(args), kwargs)
+    sig = inspect.signature(kernel)
+    b = sig.bind(*args, **kwargs)
+    b.apply_defaults()
+    return dict(b.arguments)
+
+
+def program_order(grid: tuple[int, int, int], shuffle: bool, seed: int | None = None) -> list[tuple[int, int, int]]:
+    order = [(x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])]
+    if shuffle:
+        random.Random(seed).shuffle(order)
+    return order
+
+
+def run_grid(kernel: Any, grid: Any, bound: dict[str, Any] | Sequence[Any] | None = None, *,
+             kwargs: dict[str, Any] | None = None, clients: Sequence[Client] = (), oob: str = "raise",
+             shuffle: bool | None = None, seed: int | None = None, **options: Any) -> None:
+    """Run `kernel` (a JITFunction or plain function) over `grid` in the interpreter.
+
+    `bound` is the parameter dict the JIT binds (or a positional sequence,
+    with `kwargs`); launch options (num_warps, ...) are accepted and only reach
+    a callable grid's meta dict. `clients` receive memory/dot events."""
+    if bound is None or not isinstance(bound, dict):
+        bound = _bind(kernel, list(bound or ()), dict(kwargs or {}))
+    elif kwargs:
+        bound = {**bound, **kwargs}
+    grid = normalize_grid(grid, {**options, **bound})
+    if shuffle is None:
+        shuffle = os.environ.get("TRITIUM_INTERPRET_SHUFFLE", "0").lower() in _TRUE
+    types = _types_for(kernel, bound)
+    memory = MemoryMap()
+    hosts: list[_HostArg] = []
+    builder = NumpyBuilder(memory, grid, EventBus(list(clients)), oob=oob)
+    fn = getattr(kernel, "fn", kernel)
+    try:
+        with using_builder(builder):
+            args = {name: _convert(name, bound[name], types[name], memory, hosts) for name in bound}
+            for pid in program_order(grid, shuffle, seed):
+                builder.pid = pid
+                fn(**args)
+    finally:
+        for h in hosts:
+            if h.writeback is not None:
+                h.writeback()
+
+
+def call_jit_in_interpreter(jitfn: Any, *args: Any, **kwargs: Any) -> Any:
+    """A @jit function called from an interpreted kernel: runs its Python body,
+    with constexpr parameters wrapped as constexpr, as the compiler would see them."""
+    if not getattr(current_builder(), "is_interpreter", False):
+        raise RuntimeError("call_jit_in_interpreter: no interpreter is running")
+    fn = getattr(jitfn, "fn", jitfn)
+    sig = inspect.signature(fn)
+    b = sig.bind(*args, **kwargs)
+    for name, p in sig.parameters.items():
+        if name in b.arguments and _is_constexpr(p.annotation):
+            v = b.arguments[name]
+            b.arguments[name] = v if isinstance(v, core.constexpr) else core.constexpr(v)
+    return fn(*b.args, **b.kwargs)
