@@ -1,0 +1,85 @@
+"""The bench scripts' own checks: the checked-in kernel IR is current,
+stage_table.py reads criterion's layout, and vs_triton.py's tritium worker
+measures real compiles (the Triton side needs its venv and is not run here).
+
+    .venv/bin/python -m pytest benches/tests
+"""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHES = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BENCHES))
+
+import stage_table  # noqa: E402
+import vs_triton  # noqa: E402
+
+
+def test_checked_in_kernel_ir_is_current():
+    proc = subprocess.run([sys.executable, str(BENCHES / "kernels" / "gen.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def _fake_result(root: Path, stage: str, kernel: str, median_ns: float, ops: int) -> None:
+    d = root / stage / kernel / "new"
+    d.mkdir(parents=True)
+    (d / "benchmark.json").write_text(json.dumps(
+        {"group_id": stage, "function_id": kernel, "throughput": {"Elements": ops}}))
+    (d / "estimates.json").write_text(json.dumps({"median": {"point_estimate": median_ns}}))
+
+
+def test_stage_table_orders_stages_and_kernels(tmp_path):
+    _fake_result(tmp_path, "verify", "matmul", 2_500_000, 135)
+    _fake_result(tmp_path, "parse", "matmul", 40_000, 135)
+    _fake_result(tmp_path, "parse", "vector_add", 12_000, 19)
+    _fake_result(tmp_path, "axis_info", "vector_add", 7_000, 19)
+    medians, ops = stage_table.read_results(tmp_path)
+    assert medians[("verify", "matmul")] == pytest.approx(2.5)
+    assert ops == {"matmul": 135, "vector_add": 19}
+    lines = stage_table.table(medians, ops).splitlines()
+    assert lines[0] == "| stage \\ kernel (ms, median) | vector_add | matmul |"
+    assert lines[2] == "| *ops* | 19 | 135 |"
+    # pipeline stages first, then new ones alphabetically; missing cells blank
+    assert [line.split(" | ")[0] for line in lines[3:]] == ["| parse", "| verify", "| axis_info"]
+    assert lines[3] == "| parse | 0.0120 | 0.0400 |"
+    assert lines[4] == "| verify |  | 2.50 |"
+
+
+def test_stage_table_without_results_is_an_error(tmp_path, capsys):
+    assert stage_table.main(["--criterion-dir", str(tmp_path / "missing")]) == 1
+    assert "cargo bench" in capsys.readouterr().err
+    assert stage_table.main(["--criterion-dir", str(tmp_path)]) == 1
+
+
+def test_tritium_worker_times_each_stage():
+    proc = subprocess.run([sys.executable, str(BENCHES / "vs_triton.py"), "--worker", "tritium",
+                           "--kernels", "softmax", "--warm", "2"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(result["warm_ms"]) == 2 and result["first_ms"] > 0
+    for stages in [result["first_stages"], *result["warm_stages"]]:
+        assert set(stages) == set(vs_triton.TRITIUM_STAGES)
+        assert all(ms > 0 for ms in stages.values())
+
+
+def test_worker_rejects_unknown_kernel():
+    proc = subprocess.run([sys.executable, str(BENCHES / "vs_triton.py"), "--worker", "tritium",
+                           "--kernels", "no_such_kernel", "--warm", "1"], capture_output=True, text=True)
+    assert proc.returncode != 0 and "unknown kernel 'no_such_kernel'" in proc.stderr
+
+
+def test_report_labels_missing_stages():
+    stages = {s: 1.0 for s in vs_triton.TRITON_STAGES}
+    ours_stages = {s: 0.5 for s in vs_triton.TRITIUM_STAGES}
+    tri = {"process_ms": 900.0, "import_ms": 100.0, "first_ms": 500.0, "warm_ms": 60.0,
+           "warm_stages": stages, "first_stages": stages}
+    ours = {"process_ms": 150.0, "import_ms": 60.0, "first_ms": 20.0, "warm_ms": 1.5,
+            "warm_stages": ours_stages, "first_stages": ours_stages}
+    text = vs_triton.report("k", tri, ours)
+    assert "| warm process: compile, median (cache off) | 60.0 | 1.50 | 40x |" in text
+    assert "| PTX | 1.00 (1.00) | not yet |" in text
+    assert "| cubin (ptxas) | 1.00 (1.00) | not yet |" in text
