@@ -4,6 +4,7 @@ Config, cdiv, next_power_of_2, language, testing, CompilationError."""
 from . import language  # noqa: F401
 from . import testing  # noqa: F401
 from .compiler.errors import CompilationError
+from .language.aggregate import aggregate
 from .runtime.autotuner import Config, autotune, heuristics
 from .runtime.jit import JITFunction, KernelInterface, jit
 
@@ -21,5 +22,5 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
-__all__ = ["CompilationError", "Config", "JITFunction", "KernelInterface", "autotune", "cdiv", "heuristics",
-           "jit", "language", "next_power_of_2", "testing"]
+__all__ = ["CompilationError", "Config", "JITFunction", "KernelInterface", "aggregate", "autotune", "cdiv",
+           "heuristics", "jit", "language", "next_power_of_2", "testing"]

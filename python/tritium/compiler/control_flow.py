@@ -125,7 +125,7 @@ class ControlFlowMixin:
     # -- for --------------------------------------------------------------
     def visit_For(self, node: ast.For) -> None:
         if node.orelse:
-            raise self.error(node, "'for ... else' is not supported in kernels")
+            raise self.unsupported(node, "'for ... else' is not supported in kernels")
         if isinstance(node.iter, ast.Call):
             fn = unwrap(self.visit(node.iter.func))
             kinds = {range: "range", _language_class("range"): "range",
@@ -211,7 +211,7 @@ class ControlFlowMixin:
     # -- while ------------------------------------------------------------
     def visit_While(self, node: ast.While) -> None:
         if node.orelse:
-            raise self.error(node, "'while ... else' is not supported in kernels")
+            raise self.unsupported(node, "'while ... else' is not supported in kernels")
         names, inits, specs = self._loop_carried(node)
         types = [t.type for t in inits]
         before = self.locals

@@ -42,13 +42,18 @@ class CompilationError(Exception):
         return self._render()
 
     def __reduce__(self):
-        return (_rebuild, (self.message, self.filename, self.lineno, self.col_offset,
+        return (_rebuild, (type(self), self.message, self.filename, self.lineno, self.col_offset,
                            self.src_line, self.notes))
 
 
-def _rebuild(message, filename, lineno, col_offset, src_line, notes):
-    return CompilationError(message, filename, lineno, col_offset, src_line, notes)
+def _rebuild(cls, message, filename, lineno, col_offset, src_line, notes):
+    return cls(message, filename, lineno, col_offset, src_line, notes)
 
 
 class UnsupportedLanguageConstruct(CompilationError):
     """A Python construct kernels cannot use (break, with, lambda, ...)."""
+
+
+class CompileTimeAssertionFailure(CompilationError):
+    """A `tl.static_assert` (or `assert` on a constexpr) failed while compiling;
+    Triton users catch it under this name."""

@@ -55,7 +55,7 @@ class ExpressionMixin:
     def binary(self, node: ast.AST, op: ast.operator, lhs: Any, rhs: Any) -> Any:
         fn = _BINOPS.get(type(op))
         if fn is None:
-            raise self.error(node, f"operator '{type(op).__name__}' is not supported in kernels")
+            raise self.unsupported(node, f"operator '{type(op).__name__}' is not supported in kernels")
         if is_static(lhs) and is_static(rhs):
             return _const(fn(unwrap(lhs), unwrap(rhs)))
         # constexpr operands are unwrapped so the tensor's (r)operators run
@@ -91,7 +91,7 @@ class ExpressionMixin:
 
     def visit_Compare(self, node: ast.Compare) -> Any:
         if len(node.ops) != 1:
-            raise self.error(node, "chained comparisons (a < b < c) are not supported in kernels")
+            raise self.unsupported(node, "chained comparisons (a < b < c) are not supported in kernels")
         lhs, rhs = self.visit(node.left), self.visit(node.comparators[0])
         op = type(node.ops[0])
         if op in _STATIC_CMPOPS:

@@ -14,8 +14,9 @@ from typing import Any
 from ..language import core
 from ..language.builder import using_builder
 from ..language.dtypes import dtype
+from . import aggregates
 from .control_flow import ControlFlowMixin
-from .errors import CompilationError
+from .errors import CompilationError, CompileTimeAssertionFailure, UnsupportedLanguageConstruct
 from .expressions import ExpressionMixin
 from .ir import IRBuilder
 from .returns import rewrite_returns
@@ -59,7 +60,7 @@ class ModuleContext:
         self.call_stack: list[Any] = []   # JITFunctions being inlined (recursion check)
 
 
-class CodeGenerator(ExpressionMixin, ControlFlowMixin, ast.NodeVisitor):
+class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin, ast.NodeVisitor):
     def __init__(self, jit_fn: Any, ctx: ModuleContext, local_vars: dict[str, Any]):
         self.jit_fn = jit_fn
         self.ctx = ctx
@@ -101,9 +102,12 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, ast.NodeVisitor):
         line, col = self.src.file_pos(self.src.tree)
         self.builder.set_loc(self.src.filename, line, col)
 
-    def error(self, node: ast.AST, message: str) -> CompilationError:
+    def error(self, node: ast.AST, message: str, cls: type = CompilationError) -> CompilationError:
         line, col = self.src.file_pos(node)
-        return CompilationError(message, self.src.filename, line, col, self.src.file_line(line))
+        return cls(message, self.src.filename, line, col, self.src.file_line(line))
+
+    def unsupported(self, node: ast.AST, message: str) -> CompilationError:
+        return self.error(node, message, UnsupportedLanguageConstruct)
 
     def visit(self, node: ast.AST) -> Any:
         has_loc = hasattr(node, "lineno")
@@ -118,7 +122,8 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, ast.NodeVisitor):
         except CompilationError:
             raise
         except _WRAPPED as e:
-            err = self.error(node, _describe(e))
+            err = self.error(node, _describe(e), CompileTimeAssertionFailure
+                             if isinstance(e, core.CompileTimeAssertionFailure) else CompilationError)
         finally:
             if has_loc:
                 self.builder.set_loc(*saved)
@@ -126,7 +131,7 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, ast.NodeVisitor):
         raise err  # outside the handler so the error has no chained context
 
     def generic_visit(self, node: ast.AST) -> Any:
-        raise self.error(node, f"'{_construct_name(node)}' is not supported in kernels")
+        raise self.unsupported(node, f"'{_construct_name(node)}' is not supported in kernels")
 
     # -- names ------------------------------------------------------------
     def lookup(self, name: str) -> Any:
@@ -148,8 +153,10 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, ast.NodeVisitor):
                 raise self.error(target, f"cannot unpack {len(items)} values into {len(target.elts)} names")
             for t, v in zip(target.elts, items):
                 self.assign(t, v)
+        elif isinstance(target, ast.Attribute):
+            aggregates.assign_attribute(self, target, value)
         else:
-            raise self.error(target, f"assignment to '{_construct_name(target)}' is not supported in kernels "
+            raise self.unsupported(target, f"assignment to '{_construct_name(target)}' is not supported in kernels "
                                      "(tensors are immutable: use tl.store or tl.where)")
 
     # -- statements -------------------------------------------------------
@@ -171,6 +178,9 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, ast.NodeVisitor):
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         load = ast.copy_location(ast.Name(id=_target_name(node.target), ctx=ast.Load()), node.target) \
             if isinstance(node.target, ast.Name) else None
+        if isinstance(node.target, ast.Attribute):
+            load = ast.copy_location(ast.Attribute(value=node.target.value, attr=node.target.attr,
+                                                   ctx=ast.Load()), node.target)
         if load is None:
             raise self.error(node.target, "augmented assignment is only supported on names in kernels")
         value = self.binary(node, node.op, self.visit(load), self.visit(node.value))
@@ -184,7 +194,7 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, ast.NodeVisitor):
 
     def visit_Return(self, node: ast.Return) -> None:
         if self.loop_depth:
-            raise self.error(node, "'return' inside a loop is not supported in kernels")
+            raise self.unsupported(node, "'return' inside a loop is not supported in kernels")
         self.locals[RET] = None if node.value is None else _store_form(self.visit(node.value))
 
     def visit_Assert(self, node: ast.Assert) -> None:
@@ -192,22 +202,23 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, ast.NodeVisitor):
         msg = "" if node.msg is None else unwrap(self.visit(node.msg))
         if is_static(cond):
             if not unwrap(cond):
-                raise self.error(node, f"static assertion failed{': ' + str(msg) if msg else ''}")
+                raise self.error(node, f"static assertion failed{': ' + str(msg) if msg else ''}",
+                                 CompileTimeAssertionFailure)
             return
         from .. import language as tl
         tl.device_assert(cond, str(msg))
 
     def visit_Break(self, node: ast.Break) -> None:
-        raise self.error(node, "'break' is not supported in kernels")
+        raise self.unsupported(node, "'break' is not supported in kernels")
 
     def visit_Continue(self, node: ast.Continue) -> None:
-        raise self.error(node, "'continue' is not supported in kernels")
+        raise self.unsupported(node, "'continue' is not supported in kernels")
 
     def visit_With(self, node: ast.With) -> None:
-        raise self.error(node, "'with' is not supported in kernels")
+        raise self.unsupported(node, "'with' is not supported in kernels")
 
     def visit_Nonlocal(self, node: ast.AST) -> None:
-        raise self.error(node, f"'{_construct_name(node).lower()}' is not supported in kernels")
+        raise self.unsupported(node, f"'{_construct_name(node).lower()}' is not supported in kernels")
 
     visit_Global = visit_Nonlocal
 
@@ -217,7 +228,7 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, ast.NodeVisitor):
         if callee.noinline:
             return self.call_noinline(node, callee, bound)
         if callee in self.ctx.call_stack:
-            raise self.error(node, f"recursive call to '{callee.__name__}' is not supported in kernels")
+            raise self.unsupported(node, f"recursive call to '{callee.__name__}' is not supported in kernels")
         local_vars = {}
         for name, value in bound.items():
             if name in callee.constexpr_names and not is_static(value):
@@ -236,6 +247,8 @@ class CodeGenerator(ExpressionMixin, ControlFlowMixin, ast.NodeVisitor):
             self.ctx.call_stack.pop()
 
     def call_noinline(self, node: ast.AST, callee: Any, bound: dict[str, Any]) -> Any:
+        if any(aggregates.contains_aggregate(v) for v in bound.values()):
+            return aggregates.call_noinline(self, node, callee, bound)
         static, dynamic = [], []
         for name, value in bound.items():
             if name in callee.constexpr_names or (is_static(value) and not is_number(value)):
@@ -332,10 +345,11 @@ def _short(v: Any) -> str:
 # -- entry point used by runtime/jit.py --------------------------------------
 
 def compile_kernel(jit_fn: Any, params: dict[str, Any], arg_attrs: dict[str, dict] | None = None,
-                   name: str | None = None) -> IRBuilder:
+                   name: str | None = None, debug: bool = False) -> IRBuilder:
     """Compiles `jit_fn` as a kernel. `params` maps every parameter name to a
-    dtype (a runtime argument of that type) or a `constexpr` (specialized)."""
-    builder = IRBuilder()
+    dtype (a runtime argument of that type) or a `constexpr` (specialized).
+    `debug` keeps device_assert (and `assert`) ops, as Triton's debug mode."""
+    builder = IRBuilder(enable_assertions=bool(debug))
     ctx = ModuleContext(builder)
     arg_attrs = arg_attrs or {}
     dyn = [(k, t) for k, t in params.items() if isinstance(t, dtype)]

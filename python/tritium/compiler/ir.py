@@ -76,7 +76,10 @@ class IRBuilder:
 
     is_interpreter = False
 
-    def __init__(self) -> None:
+    def __init__(self, enable_assertions: bool = True) -> None:
+        # compile_kernel passes the kernel's debug setting: Triton drops
+        # device_assert unless debug is on
+        self.enable_assertions = enable_assertions
         self.functions: list[Function] = []
         self._loc: tuple[str, int, int] = ("<unknown>", 0, 0)
         # insertion stack: (function, [blocks...]) so a noinline callee can be

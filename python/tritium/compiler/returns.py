@@ -28,21 +28,15 @@ def rewrite_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
         if not isinstance(stmt, ast.If) or not _contains_return(stmt):
             out.append(stmt)
             continue
-        body = rewrite_returns(stmt.body)
-        orelse = rewrite_returns(stmt.orelse)
         rest = stmts[i + 1:]
-        then_ret, else_ret = ends_with_return(body), ends_with_return(orelse)
-        if rest and then_ret != else_ret:
-            # the branch that falls through continues with the rest
-            if then_ret:
-                orelse = rewrite_returns(orelse + rest)
-            else:
-                body = rewrite_returns(body + rest)
-            rest = []
-        new = ast.copy_location(ast.If(test=stmt.test, body=body, orelse=orelse), stmt)
-        out.append(new)
-        if then_ret and else_ret or not rest:
-            return out
+        # every branch that can fall through continues with the rest; a branch
+        # whose return is nested deeper (`if a: if b: return`) falls through on
+        # some paths, so it gets the rest too (duplicated into both branches
+        # when neither ends in a return)
+        body = rewrite_returns(stmt.body + ([] if ends_with_return(stmt.body) else rest))
+        orelse = rewrite_returns(stmt.orelse + ([] if ends_with_return(stmt.orelse) else rest))
+        out.append(ast.copy_location(ast.If(test=stmt.test, body=body, orelse=orelse), stmt))
+        return out
     return out
 
 

@@ -39,6 +39,9 @@ def flatten(v: Any) -> tuple[list[Any], Any]:
             leaves += ls
             specs.append((len(ls), s))
         return leaves, (type(v), specs)
+    if getattr(type(v), "__tritium_aggregate__", False):
+        from .aggregates import flatten_aggregate  # fields by value, or identity for tracked objects
+        return flatten_aggregate(v)
     return [v], None
 
 

@@ -78,10 +78,13 @@ class _HostArg:
 
 
 def _convert(name: str, value: Any, ty: Any, memory: MemoryMap, hosts: list[_HostArg]) -> Any:
-    """One kernel argument as the kernel sees it: a constexpr, a typed scalar
-    tensor, or a pointer tensor into the interpreter's memory."""
+    """One kernel argument as the kernel sees it: a plain Python value for a
+    constexpr, a typed scalar tensor, or a pointer tensor into the interpreter's
+    memory."""
     if isinstance(ty, core.constexpr):
-        return ty
+        # unwrapped, as Triton's interpreter passes them, so that identity tests
+        # such as `FLAG is True` or `bias_ptr is None` behave as in Python
+        return ty.value
     if ty.is_ptr():
         if value is None:
             return None
@@ -163,7 +166,7 @@ def run_grid(kernel: Any, grid: Any, bound: dict[str, Any] | Sequence[Any] | Non
 
 def call_jit_in_interpreter(jitfn: Any, *args: Any, **kwargs: Any) -> Any:
     """A @jit function called from an interpreted kernel: runs its Python body,
-    with constexpr parameters wrapped as constexpr, as the compiler would see them."""
+    with constexpr parameters as plain Python values (like the kernel's own)."""
     if not getattr(current_builder(), "is_interpreter", False):
         raise RuntimeError("call_jit_in_interpreter: no interpreter is running")
     fn = getattr(jitfn, "fn", jitfn)
@@ -172,5 +175,5 @@ def call_jit_in_interpreter(jitfn: Any, *args: Any, **kwargs: Any) -> Any:
     for name, p in sig.parameters.items():
         if name in b.arguments and _is_constexpr(p.annotation):
             v = b.arguments[name]
-            b.arguments[name] = v if isinstance(v, core.constexpr) else core.constexpr(v)
+            b.arguments[name] = core._unwrap(v)
     return fn(*b.args, **b.kwargs)

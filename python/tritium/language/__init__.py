@@ -5,6 +5,7 @@ builtin, the reductions of `standard.py`, `tl.math` (also flattened here) and
 the Philox random functions.
 """
 from . import math  # noqa: F401
+from .aggregate import aggregate
 from .builtins import (arange, atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
                        atomic_xor, broadcast, broadcast_to, cast, cat, clamp, debug_barrier, device_assert,
                        device_print, dot, expand_dims, full, full_like, interleave, join, load, max_constancy,

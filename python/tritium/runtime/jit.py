@@ -19,9 +19,20 @@ LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_f
                   "launch_pdl")
 
 
+def _env_flag(*names: str) -> bool:
+    return any(os.environ.get(k, "0").lower() in ("1", "true", "yes", "on") for k in names)
+
+
 def interpret_requested() -> bool:
-    return any(os.environ.get(k, "0").lower() in ("1", "true", "yes", "on")
-               for k in ("TRITIUM_INTERPRET", "TRITON_INTERPRET"))
+    return _env_flag("TRITIUM_INTERPRET", "TRITON_INTERPRET")
+
+
+def debug_requested(option: bool | None, jit_debug: bool | None) -> bool:
+    """Triton's debug mode (keeps device_assert): the launch option, else
+    `jit(debug=...)`, and TRITON_DEBUG=1 / TRITIUM_DEBUG=1 turn it on everywhere."""
+    if _env_flag("TRITIUM_DEBUG", "TRITON_DEBUG"):
+        return True
+    return bool(option if option is not None else jit_debug)
 
 
 @dataclass
@@ -145,15 +156,17 @@ class JITFunction(KernelInterface):
 
     # -- compiling --------------------------------------------------------
     def compile_ir(self, *args: Any, signature: Any = None, constexprs: dict | None = None,
-                   arg_attrs: dict | None = None, **kwargs: Any) -> bytes:
+                   arg_attrs: dict | None = None, debug: bool | None = None, **kwargs: Any) -> bytes:
         """The kernel's tile IR (binary, docs/ir.md), specialized either for
         example arguments or for `signature` (+ `constexprs` by name)."""
         from ..compiler.frontend import compile_kernel
-        return compile_kernel(self, self._params_for(args, kwargs, signature, constexprs), arg_attrs).encode()
+        return compile_kernel(self, self._params_for(args, kwargs, signature, constexprs), arg_attrs,
+                              debug=debug_requested(debug, self.debug)).encode()
 
-    def ir_text(self, *args: Any, signature: Any = None, constexprs: dict | None = None, **kwargs: Any) -> str:
+    def ir_text(self, *args: Any, signature: Any = None, constexprs: dict | None = None,
+                debug: bool | None = None, **kwargs: Any) -> str:
         from .. import _core
-        data = self.compile_ir(*args, signature=signature, constexprs=constexprs, **kwargs)
+        data = self.compile_ir(*args, signature=signature, constexprs=constexprs, debug=debug, **kwargs)
         _core.verify(data)
         return _core.to_text(data)
 
@@ -201,7 +214,7 @@ class JITFunction(KernelInterface):
             return runner.run_grid(self, grid, bound, **options)
         _normalize_grid(grid(dict(bound)) if callable(grid) else grid)
         from ..compiler.frontend import compile_kernel
-        compile_kernel(self, self.specialize(bound))
+        compile_kernel(self, self.specialize(bound), debug=debug_requested(options.get("debug"), self.debug))
         if options.get("warmup"):
             return None
         raise RuntimeError(f"cannot launch '{self.__name__}': no GPU backend is available yet in tritium "
@@ -211,7 +224,7 @@ class JITFunction(KernelInterface):
     def warmup(self, *args: Any, grid: Any = None, **kwargs: Any) -> bytes:
         """Compiles for these arguments without launching; returns the IR."""
         options, params = self._split_launch(kwargs)
-        return self.compile_ir(*args, **params)
+        return self.compile_ir(*args, debug=options.get("debug"), **params)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from ..compiler import frontend

@@ -1,0 +1,497 @@
+"""Aggregates in the frontend: Python reference semantics compiled to SSA.
+
+Instances are plain Python objects while compiling, so straight-line code and
+inlined calls share objects exactly as Python does. Only where control flow
+joins values do fields need SSA treatment: objects that exist before a dynamic
+`if`/loop ("tracked") have their fields exported as pseudo-variables that the
+ordinary if-merge / loop-carry machinery handles, then written back; objects
+reached only through names the construct rebinds are flattened by value.
+Noinline calls pass fields as arguments and return the changed ones."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..language import core
+from ..language.aggregate import field_values, fields_of, is_aggregate, new_instance, serial_of, set_raw
+from ..language.aggregate import _serial as _object_serial
+from .values import flatten, is_number, is_static, is_tensor, same_static, to_tensor, unwrap
+
+
+# -- flattening (used by values.flatten) ----------------------------------
+
+class _Ref:
+    """Spec of a tracked object: no leaves, rebuilt as the object itself."""
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def __call__(self) -> Any:
+        return self.obj
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, _Ref) and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __repr__(self) -> str:
+        return f"{type(self.obj).__name__} object #{serial_of(self.obj)}"
+
+
+class _Rebuild:
+    """Spec of an object flattened by value: its dynamic fields are leaves,
+    its constexpr fields are part of the structure (so they must agree)."""
+
+    def __init__(self, cls: type, dynamic: tuple, statics: tuple):
+        self.cls, self.dynamic, self.statics = cls, dynamic, statics
+
+    def __call__(self, *values: Any) -> Any:
+        got = dict(self.statics)
+        got.update(zip(self.dynamic, values))
+        return new_instance(self.cls, {k: got[k] for k in self.cls.__tritium_fields__ if k in got})
+
+    def __eq__(self, other: Any) -> bool:
+        return (isinstance(other, _Rebuild) and other.cls is self.cls and other.dynamic == self.dynamic
+                and len(other.statics) == len(self.statics)
+                and all(a[0] == b[0] and same_static(a[1], b[1]) for a, b in zip(self.statics, other.statics)))
+
+    def __hash__(self) -> int:
+        return hash((self.cls, self.dynamic))
+
+    def __repr__(self) -> str:
+        return f"{self.cls.__name__}(...)"
+
+
+def flatten_aggregate(v: Any) -> tuple[list[Any], Any]:
+    if id(v) in _current_tracked():
+        return [], (_Ref(v), [])
+    leaves, specs, dynamic, statics = [], [], [], []
+    for k, x in field_values(v).items():
+        if isinstance(x, core.constexpr) or x is None:
+            statics.append((k, x))
+            continue
+        ls, s = flatten(x)
+        leaves += ls
+        specs.append((len(ls), s))
+        dynamic.append(k)
+    return leaves, (_Rebuild(type(v), tuple(dynamic), tuple(statics)), specs)
+
+
+def _current_tracked() -> dict:
+    from .frontend import active_generator
+    gen = active_generator()
+    stack = getattr(gen, "_agg_stack", None)
+    return stack[-1].tracked if stack else {}
+
+
+def contains_aggregate(v: Any) -> bool:
+    if is_aggregate(v):
+        return True
+    if isinstance(v, (tuple, list)):
+        return any(contains_aggregate(x) for x in v)
+    return False
+
+
+def reachable(values: Any, out: dict | None = None) -> dict[int, Any]:
+    """Aggregate objects reachable from `values` (through tuples and fields)."""
+    out = {} if out is None else out
+    stack = list(values)
+    while stack:
+        v = stack.pop()
+        if is_aggregate(v):
+            if id(v) not in out:
+                out[id(v)] = v
+                stack.extend(field_values(v).values())
+        elif isinstance(v, (tuple, list)):
+            stack.extend(v)
+    return out
+
+
+def _key(obj: Any, f: str) -> str:
+    return f"{type(obj).__name__}#{serial_of(obj)}.{f}"
+
+
+def _assigned_names(nodes: list[ast.AST]) -> set[str]:
+    return {n.id for root in nodes for n in ast.walk(root) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _describe(v: Any) -> str:
+    if is_tensor(v):
+        return f"a tensor of type {v.type}"
+    if is_aggregate(v):
+        return f"an aggregate '{type(v).__name__}'"
+    return repr(unwrap(v))
+
+
+# -- field assignment ------------------------------------------------------
+
+def _regions(gen: Any) -> list:
+    return gen.ctx.__dict__.setdefault("agg_regions", [])
+
+
+def set_field(gen: Any, node: ast.AST, obj: Any, name: str, value: Any, checked: bool = True) -> None:
+    """`obj.name = value` in compiled code: the class checks the type; here we
+    refuse to change a constexpr field of an object older than the innermost
+    loop or dynamic branch (its value would depend on the run-time path)."""
+    f = fields_of(obj).get(name)
+    regions = _regions(gen)
+    if f is not None and f.is_constexpr and regions and serial_of(obj) < regions[-1][0] \
+            and name in obj.__dict__ and not same_static(obj.__dict__[name], value):
+        raise gen.error(node, f"constexpr field '{name}' of aggregate '{type(obj).__name__}' cannot change inside "
+                              f"{regions[-1][1]} (from {unwrap(obj.__dict__[name])!r} to {unwrap(value)!r}): its "
+                              "value must be the same on every path")
+    if checked:
+        setattr(obj, name, value)
+    else:
+        set_raw(obj, name, value)
+
+
+def assign_attribute(gen: Any, target: ast.Attribute, value: Any) -> None:
+    obj = gen.visit(target.value)
+    if not is_aggregate(obj):
+        raise gen.error(target, f"cannot assign attribute '{target.attr}' of {_describe(obj)} "
+                                "(only fields of @aggregate objects can be assigned in kernels)")
+    set_field(gen, target, obj, target.attr, value)
+
+
+# -- control flow ------------------------------------------------------------
+
+@dataclass
+class _Construct:
+    kind: str                      # "if" or "loop"
+    before: Any
+    tracked: dict                  # id -> object whose identity is kept
+    snapshot: dict = field(default_factory=dict)   # id -> (object, its __dict__ before)
+    keys: dict = field(default_factory=dict)       # pseudo-variable -> (object, field)
+    fixed: dict = field(default_factory=dict)      # loop: pseudo-variable -> (object, field, value)
+    branches: int = 0
+    heap_start: int = 0            # loop: index of the first field leaf among the carried values
+
+
+def _freeze(v: Any, tracked: dict, memo: dict) -> Any:
+    """A branch's view of `v`: untracked objects copied with their current
+    fields, since the other branch will run on the restored originals."""
+    if is_aggregate(v):
+        if id(v) in tracked:
+            return v
+        if id(v) not in memo:
+            copy = new_instance(type(v), {})
+            memo[id(v)] = copy
+            for k, x in field_values(v).items():
+                set_raw(copy, k, _freeze(x, tracked, memo))
+        return memo[id(v)]
+    if isinstance(v, (tuple, list)) and contains_aggregate(v):
+        items = [_freeze(x, tracked, memo) for x in v]
+        return type(v)(*items) if hasattr(v, "_fields") else type(v)(items)
+    return v
+
+
+class AggregateMixin:
+    """Wraps the control-flow hooks of ControlFlowMixin (place it before it)."""
+
+    def _agg_stack_(self) -> list:
+        return self.__dict__.setdefault("_agg_stack", [])
+
+    def _agg_push(self, entry: _Construct, what: str) -> None:
+        self._agg_stack_().append(entry)
+        _regions(self).append((next(_object_serial), what))
+
+    def _agg_pop(self) -> _Construct:
+        _regions(self).pop()
+        return self._agg_stack_().pop()
+
+    def _agg_tracked(self, rebound: set[str]) -> dict:
+        return reachable([v for k, v in self.locals.items() if k not in rebound])
+
+    # -- if -----------------------------------------------------------------
+    def _branch(self, before: dict, body) -> tuple[Any, dict]:
+        stack = self._agg_stack_()
+        top = stack[-1] if stack else None
+        if top is None or top.kind != "if" or top.before is not before or top.branches >= 2:
+            top = _Construct("if", before, self._agg_tracked(_assigned_names([self.current_node])))
+            top.snapshot = {i: (o, dict(o.__dict__)) for i, o in reachable(before.values()).items()}
+            self._agg_push(top, "a branch on a runtime condition")
+        top.branches += 1
+        entry = top
+
+        def run() -> None:
+            body()
+            memo: dict = {}
+            for k, v in list(self.locals.items()):
+                self.locals[k] = _freeze(v, entry.tracked, memo)
+            for obj in entry.tracked.values():
+                for f, v in field_values(obj).items():
+                    key = _key(obj, f)
+                    entry.keys[key] = (obj, f)
+                    self.locals[key] = _freeze(v, entry.tracked, memo)
+            for obj, saved in entry.snapshot.values():
+                obj.__dict__.clear()
+                obj.__dict__.update(saved)
+        return super()._branch(before, run)
+
+    def _merge_if(self, node, cond, before: dict, then: tuple, other: tuple) -> dict:
+        entry = self._agg_stack_()[-1]   # popped after the merge: flatten needs its tracked set
+        t_vars, e_vars = then[1], other[1]
+        for name in t_vars:
+            if name in e_vars and t_vars[name] is not e_vars[name] \
+                    and (contains_aggregate(t_vars[name]) or contains_aggregate(e_vars[name])):
+                ts, es = flatten(t_vars[name])[1], flatten(e_vars[name])[1]
+                if ts != es and (_has_ref(ts) or _has_ref(es)):
+                    what = f"field '{name.split('.', 1)[1]}' of {name.split('.', 1)[0]}" if name in entry.keys \
+                        else f"'{name}'"
+                    raise self.error(node, f"{what} refers to different aggregate objects in the two branches; "
+                                           "compiled code cannot choose an object at run time: assign a new "
+                                           "aggregate in both branches, or assign the fields of one object")
+        merged = super()._merge_if(node, cond, before, then, other)
+        self._agg_pop()
+        for key, (obj, f) in entry.keys.items():
+            if key in merged:
+                set_raw(obj, f, merged.pop(key))
+        return merged
+
+    # -- loops ----------------------------------------------------------------
+    def _loop_carried(self, node) -> tuple[list, list, list]:
+        entry = _Construct("loop", None, self._agg_tracked(_assigned_names(node.body)))
+        self._agg_push(entry, "a loop")
+        names, inits, specs = super()._loop_carried(node)
+        entry.heap_start = len(inits)
+        for obj in entry.tracked.values():
+            for f, v in field_values(obj).items():
+                key = _key(obj, f)
+                leaves, spec = flatten(v)
+                if leaves and all(is_tensor(x) or (is_number(x) and not isinstance(x, core.constexpr)) for x in leaves):
+                    tensors = [to_tensor(x) for x in leaves]
+                    entry.keys[key] = (obj, f)
+                    names.append(key)
+                    specs.append((key, spec, len(tensors)))
+                    inits.extend(tensors)
+                else:
+                    entry.fixed[key] = (obj, f, v)
+        return names, inits, specs
+
+    def _bind_carried(self, names, specs, handles, inits) -> None:
+        stack = self._agg_stack_()
+        entry = stack[-1] if stack and stack[-1].kind == "loop" else None
+        if entry is None:
+            return super()._bind_carried(names, specs, handles, inits)
+        ops = self.builder.current_block().ops
+        final = bool(ops) and ops[-1].results is handles
+        if final:
+            handles = _prune_invariant(ops[-1], entry.heap_start, list(handles), inits)
+        super()._bind_carried(names, specs, handles, inits)
+        for key, (obj, f) in entry.keys.items():
+            if key in self.locals:
+                set_raw(obj, f, self.locals.pop(key))
+        if final:
+            self._agg_pop()
+
+    def _carried_out(self, node, names, inits) -> list:
+        entry = self._agg_stack_()[-1]
+        for key, (obj, f) in entry.keys.items():
+            self.locals[key] = obj.__dict__[f]
+        for key, (obj, f, v0) in entry.fixed.items():
+            v = obj.__dict__.get(f)
+            if v is not v0 and not (is_static(v) and is_static(v0) and same_static(v, v0)):
+                raise self.error(node, f"field '{f}' of aggregate '{type(obj).__name__}' is changed inside the "
+                                       f"loop from {_describe(v0)} to {_describe(v)}; only fields holding tensors "
+                                       "or numbers can change across iterations")
+        return super()._carried_out(node, names, inits)
+
+
+def _has_ref(spec: Any) -> bool:
+    if spec is None:
+        return False
+    kind, specs = spec
+    return isinstance(kind, _Ref) or any(_has_ref(s) for _, s in specs)
+
+
+def _prune_invariant(op: Any, start: int, results: list, inits: list) -> list:
+    """Drops carried field values that every iteration passes through
+    unchanged, so only fields that change become loop-carried values.
+    Returns the values that stand for the op's original results."""
+    if op.name == "for":
+        body, cond, first_arg, first_operand = op.regions[0], None, 1, 3
+    else:
+        cond, body = op.regions
+        first_arg, first_operand = 0, 0
+    yield_op = body.ops[-1]
+    cond_op = cond.ops[-1] if cond is not None else None
+    drop = []
+    for i in range(start, len(inits)):
+        if yield_op.operands[i] is not body.args[first_arg + i]:
+            continue
+        if cond_op is not None and cond_op.operands[1 + i] is not cond.args[i]:
+            continue
+        drop.append(i)
+    if not drop:
+        return results
+    repl = {}
+    for i in drop:
+        repl[id(body.args[first_arg + i])] = inits[i].handle
+        if cond is not None:
+            repl[id(cond.args[i])] = inits[i].handle
+    for block in op.regions:
+        _replace_uses(block, repl)
+    out = [inits[i].handle if i in drop else r for i, r in enumerate(results)]
+    for i in reversed(drop):
+        del body.args[first_arg + i]
+        del yield_op.operands[i]
+        del op.operands[first_operand + i]
+        del op.results[i]
+        if cond is not None:
+            del cond.args[i]
+            del cond_op.operands[1 + i]
+    return out
+
+
+def _replace_uses(block: Any, repl: dict) -> None:
+    for op in block.ops:
+        op.operands = [repl.get(id(v), v) for v in op.operands]
+        for region in op.regions:
+            _replace_uses(region, repl)
+
+
+# -- noinline calls ------------------------------------------------------------
+
+class _Split:
+    """Encodes values as a template (hashable structure, statics inline) plus
+    the dynamic leaves; aggregate objects are numbered once, so aliasing
+    (`f(a, a)`) is part of the template."""
+
+    def __init__(self, seed: list[Any] = (), arg_handles: dict | None = None):
+        self.objs: list[Any] = list(seed)
+        self.index = {id(o): i for i, o in enumerate(self.objs)}
+        self.layouts: list[Any] = [None] * len(self.objs)
+        self.leaves: list[Any] = []
+        self.arg_handles = arg_handles or {}   # id(IR arg) -> argument position (callee side)
+
+    def enc(self, v: Any) -> tuple:
+        if is_aggregate(v):
+            i = self.index.get(id(v))
+            if i is None:
+                i = len(self.objs)
+                self.index[id(v)] = i
+                self.objs.append(v)
+                self.layouts.append(None)
+                self.layout(i)
+            return ("obj", i)
+        if isinstance(v, (tuple, list)):
+            return ("seq", type(v), tuple(self.enc(x) for x in v))
+        if is_tensor(v) or (is_number(v) and not isinstance(v, core.constexpr)):
+            t = to_tensor(v)
+            j = self.arg_handles.get(id(t.handle))
+            if j is not None:
+                return ("arg", j)
+            self.leaves.append(t)
+            return ("dyn", len(self.leaves) - 1, t.type)
+        return ("static", v)
+
+    def layout(self, i: int) -> None:
+        o = self.objs[i]
+        self.layouts[i] = (type(o), tuple((f, self.enc(x)) for f, x in field_values(o).items()))
+
+
+def _hashable(t: Any) -> Any:
+    if isinstance(t, tuple):
+        return tuple(_hashable(x) for x in t)
+    try:
+        hash(t)
+        return (type(t).__name__, t)
+    except TypeError:
+        return (type(t).__name__, repr(t))
+
+
+def _decode(t: tuple, objs: Any, leaves: list, args: list, fresh: dict, layouts: list) -> Any:
+    kind = t[0]
+    if kind == "obj":
+        i = t[1]
+        if i < len(objs):
+            return objs[i]
+        if i not in fresh:
+            cls, fields = layouts[i]
+            fresh[i] = new_instance(cls, {})
+            for f, ft in fields:
+                set_raw(fresh[i], f, _decode(ft, objs, leaves, args, fresh, layouts))
+        return fresh[i]
+    if kind == "seq":
+        items = [_decode(x, objs, leaves, args, fresh, layouts) for x in t[2]]
+        return t[1](*items) if hasattr(t[1], "_fields") else t[1](items)
+    if kind == "dyn":
+        return leaves[t[1]]
+    if kind == "arg":
+        return args[t[1]]
+    return t[1]
+
+
+def call_noinline(gen: Any, node: ast.AST, callee: Any, bound: dict[str, Any]) -> Any:
+    """A noinline call with aggregate arguments: every dynamic field is an
+    argument, the fields the callee changed come back as extra results and
+    are written back into the caller's objects (one object per identity)."""
+    split = _Split()
+    params = []
+    for name, value in bound.items():
+        if name in callee.constexpr_names:
+            if not is_static(value) or contains_aggregate(value):
+                raise gen.error(node, f"argument '{name}' of '{callee.__name__}' must be a constexpr")
+            params.append((name, ("static", core.constexpr(unwrap(value)))))
+        else:
+            params.append((name, split.enc(value)))
+    n_objs = len(split.objs)
+    key = (callee, "aggregate", _hashable(tuple(params)), _hashable(tuple(split.layouts)))
+    if key not in gen.ctx.noinline:
+        loc = gen.builder.get_loc()
+        gen.ctx.noinline[key] = _build(gen, node, callee, params, split)
+        gen.builder.set_loc(*loc)  # the call op belongs to the caller's line
+    fname, ret_t, layouts, result_types = gen.ctx.noinline[key]
+    results = gen.builder.create("call", [t.handle for t in split.leaves], result_types, {"callee": fname})
+    outs = [core.tensor(h, ty) for h, ty in zip(results, result_types)]
+    fresh: dict = {}
+    new_fields = []
+    for i in range(n_objs):
+        _, fields = layouts[i]
+        new_fields.append([(f, _decode(ft, split.objs, outs, split.leaves, fresh, layouts)) for f, ft in fields])
+    for obj, fields in zip(split.objs, new_fields):
+        for f, v in fields:
+            if obj.__dict__.get(f, _MISSING) is not v:
+                set_field(gen, node, obj, f, v, checked=False)
+    return _decode(ret_t, split.objs, outs, split.leaves, fresh, layouts)
+
+
+_MISSING = object()
+
+
+def _build(gen: Any, node: ast.AST, callee: Any, params: list, split: _Split) -> tuple:
+    from .frontend import CodeGenerator
+    base = callee.__name__
+    name, n = base, 0
+    while gen.builder.find_function(name) is not None:
+        n += 1
+        name = f"{base}_{n}"
+    ir_fn = gen.builder.begin_function(name, [t.type for t in split.leaves], noinline=True)
+    gen.ctx.call_stack.append(callee)
+    try:
+        args = [core.tensor(a, t.type) for a, t in zip(ir_fn.args, split.leaves)]
+        copies = [new_instance(cls, {}) for cls, _ in split.layouts]
+        for c, (_, fields) in zip(copies, split.layouts):
+            for f, ft in fields:
+                set_raw(c, f, _decode(ft, copies, args, args, {}, split.layouts))
+        local_vars = {}
+        for pname, t in params:
+            v = _decode(t, copies, args, args, {}, split.layouts)
+            local_vars[pname] = core.constexpr(unwrap(v)) if t[0] == "static" and v is not None else v
+        callee_gen = CodeGenerator(callee, gen.ctx, local_vars)
+        ret = callee_gen.run()
+        callee_gen.set_end_loc()
+        out = _Split(copies, {id(a): j for j, a in enumerate(ir_fn.args)})
+        ret_t = out.enc(ret)
+        for i in range(len(copies)):
+            out.layout(i)
+        gen.builder.end_function([t.handle for t in out.leaves])
+        return name, ret_t, out.layouts, [t.type for t in out.leaves]
+    except BaseException:
+        gen.builder.abandon_function()
+        raise
+    finally:
+        gen.ctx.call_stack.pop()
