@@ -3,6 +3,8 @@
 //! bug in the core is a Python exception, never an abort.
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+mod codegen;
+
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -85,5 +87,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(to_text, m)?)?;
     m.add_function(wrap_pyfunction!(parse_text, m)?)?;
     m.add_function(wrap_pyfunction!(roundtrip, m)?)?;
+    codegen::register(m)?;
     Ok(())
 }

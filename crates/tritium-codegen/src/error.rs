@@ -1,0 +1,25 @@
+//! The one error type of tritium-codegen. Ops the backend cannot lower yet are
+//! `Unsupported` with the op's source location, so users see their own line.
+use tritium_ir::{LocData, VerifyError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CodegenError {
+    #[error("{loc}: `{op}` is not supported by the {target} backend yet: {reason}")]
+    Unsupported { op: String, loc: LocData, target: String, reason: String },
+    #[error("invalid compile option: {0}")]
+    Option(String),
+    #[error("invalid tile IR: {0}")]
+    Verify(#[from] VerifyError),
+    #[error("LLVM module failed verification (a tritium bug): {0}")]
+    LlvmVerify(String),
+    #[error("LLVM error: {0}")]
+    Llvm(String),
+}
+
+impl From<inkwell::builder::BuilderError> for CodegenError {
+    fn from(e: inkwell::builder::BuilderError) -> Self {
+        CodegenError::Llvm(format!("IR builder: {e}"))
+    }
+}
+
+pub type Result<T> = std::result::Result<T, CodegenError>;

@@ -1,0 +1,83 @@
+//! The LLVM objects one compilation writes into (context, module, builder),
+//! with helpers for intrinsics and inline assembly shared by every target.
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::module::Module;
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue};
+use inkwell::intrinsics::Intrinsic;
+use inkwell::InlineAsmDialect;
+
+use crate::error::{CodegenError, Result};
+
+pub struct Llvm<'c> {
+    pub context: &'c Context,
+    pub module: Module<'c>,
+    pub builder: Builder<'c>,
+}
+
+impl<'c> Llvm<'c> {
+    pub fn new(context: &'c Context, name: &str) -> Self {
+        Llvm { context, module: context.create_module(name), builder: context.create_builder() }
+    }
+
+    /// The declaration of intrinsic `name`, overloaded on `types`.
+    pub fn intrinsic(&self, name: &str, types: &[BasicTypeEnum<'c>]) -> Result<FunctionValue<'c>> {
+        Intrinsic::find(name)
+            .and_then(|i| i.get_declaration(&self.module, types))
+            .ok_or_else(|| CodegenError::Llvm(format!("LLVM 19 has no intrinsic {name} for {types:?}")))
+    }
+
+    /// Calls intrinsic `name` (overloaded on `types`) and returns its result.
+    pub fn call_intrinsic(
+        &self,
+        name: &str,
+        types: &[BasicTypeEnum<'c>],
+        args: &[BasicValueEnum<'c>],
+    ) -> Result<BasicValueEnum<'c>> {
+        let f = self.intrinsic(name, types)?;
+        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
+        self.builder
+            .build_call(f, &args, "")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| CodegenError::Llvm(format!("intrinsic {name} returns no value")))
+    }
+
+    /// Calls intrinsic `name` for its side effect.
+    pub fn call_intrinsic_void(&self, name: &str, args: &[BasicValueEnum<'c>]) -> Result<()> {
+        let f = self.intrinsic(name, &[])?;
+        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
+        self.builder.build_call(f, &args, "")?;
+        Ok(())
+    }
+
+    /// Emits inline assembly. `ret` is `None` for no outputs, one type for one
+    /// output, or a struct of the outputs (then the result is that struct).
+    pub fn inline_asm(
+        &self,
+        asm: &str,
+        constraints: &str,
+        ret: Option<BasicTypeEnum<'c>>,
+        args: &[BasicValueEnum<'c>],
+        side_effects: bool,
+    ) -> Result<Option<BasicValueEnum<'c>>> {
+        let params: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
+        let fn_type = match ret {
+            Some(t) => t.fn_type(&params, false),
+            None => self.context.void_type().fn_type(&params, false),
+        };
+        let asm_ptr = self.context.create_inline_asm(
+            fn_type,
+            asm.to_string(),
+            constraints.to_string(),
+            side_effects,
+            false,
+            Some(InlineAsmDialect::ATT),
+            false,
+        );
+        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
+        let call = self.builder.build_indirect_call(fn_type, asm_ptr, &args, "")?;
+        Ok(call.try_as_basic_value().basic())
+    }
+}

@@ -1,0 +1,141 @@
+//! Elementwise arithmetic, comparisons and selects: each op maps register by
+//! register (operands share one type, hence one layout) to an LLVM
+//! instruction or intrinsic, with signedness taken from the IR element type.
+use inkwell::values::BasicValueEnum;
+use inkwell::{FloatPredicate, IntPredicate};
+use tritium_ir::{Attr, Op, ScalarKind};
+
+use super::{Lowering, Regs};
+use crate::error::Result;
+
+pub(crate) fn is_signed(k: ScalarKind) -> bool {
+    matches!(k, ScalarKind::I8 | ScalarKind::I16 | ScalarKind::I32 | ScalarKind::I64)
+}
+
+impl<'a, 'c> Lowering<'a, 'c> {
+    pub(super) fn lower_arith(&mut self, op: Op) -> Result<()> {
+        let data = self.op(op);
+        let name = data.opcode.name();
+        let operands: Vec<&Regs<'c>> = data.operands.iter().map(|&v| self.regs(v)).collect::<Result<_>>()?;
+        // `select`'s element type is its second operand's; cmp's is its operands'
+        let typed = if name == "select" { data.operands[1] } else { data.operands[0] };
+        let kind = self.kind(typed);
+        if name != "select" && kind.is_none() {
+            return Err(self.unsupported(op, "arithmetic on pointers"));
+        }
+        let n = operands[0].len();
+        let mut out = Vec::with_capacity(n);
+        for r in 0..n {
+            let args: Vec<BasicValueEnum<'c>> = operands.iter().map(|regs| regs[r]).collect();
+            out.push(self.arith_scalar(op, name, kind, &args)?);
+        }
+        self.set(op, out);
+        Ok(())
+    }
+
+    fn arith_scalar(&self, op: Op, name: &str, kind: Option<ScalarKind>, a: &[BasicValueEnum<'c>]) -> Result<BasicValueEnum<'c>> {
+        let b = &self.llvm.builder;
+        if name == "select" {
+            return Ok(b.build_select(a[0].into_int_value(), a[1], a[2], "")?);
+        }
+        let Some(kind) = kind else { return Err(self.unsupported(op, "arithmetic on pointers")) };
+        if kind == ScalarKind::BF16 {
+            // exact widening; one rounding back is correctly rounded for + - * / sqrt
+            // (f32 has more than 2 * 8 + 2 significand bits)
+            let wide: Vec<BasicValueEnum<'c>> = a.iter().map(|&v| self.bf16_to_f32(v)).collect::<Result<_>>()?;
+            let r = self.arith_scalar(op, name, Some(ScalarKind::F32), &wide)?;
+            return if name == "cmp" { Ok(r) } else { self.f32_to_bf16(r) };
+        }
+        let attrs = &self.op(op).attrs;
+        let propagate_nan = attrs.get("propagate_nan").and_then(Attr::as_bool).unwrap_or(false);
+        let ty = a[0].get_type();
+        let call = |intr: &str, args: &[BasicValueEnum<'c>]| self.llvm.call_intrinsic(intr, &[ty], args);
+        if kind.is_float() {
+            let (x, y) = (a[0].into_float_value(), a.get(1).map(|v| v.into_float_value()));
+            let y = || y.expect("binary op has two operands (IR verified)");
+            return Ok(match name {
+                "add" => b.build_float_add(x, y(), "")?.into(),
+                "sub" => b.build_float_sub(x, y(), "")?.into(),
+                "mul" => b.build_float_mul(x, y(), "")?.into(),
+                "div" if kind == ScalarKind::F32 => self.target.fast_div_f32(self.llvm, a[0], a[1])?,
+                "div" | "div_rn" => b.build_float_div(x, y(), "")?.into(),
+                "rem" => b.build_float_rem(x, y(), "")?.into(),
+                "min" => call(if propagate_nan { "llvm.minimum" } else { "llvm.minnum" }, a)?,
+                "max" => call(if propagate_nan { "llvm.maximum" } else { "llvm.maxnum" }, a)?,
+                "clamp" => {
+                    let (lo, hi) = if propagate_nan { ("llvm.maximum", "llvm.minimum") } else { ("llvm.maxnum", "llvm.minnum") };
+                    let t = call(lo, &a[..2])?;
+                    call(hi, &[t, a[2]])?
+                }
+                "cmp" => {
+                    let pred = match attrs.get("pred").and_then(Attr::as_str) {
+                        Some("eq") => FloatPredicate::OEQ,
+                        Some("ne") => FloatPredicate::UNE,
+                        Some("lt") => FloatPredicate::OLT,
+                        Some("le") => FloatPredicate::OLE,
+                        Some("gt") => FloatPredicate::OGT,
+                        Some("ge") => FloatPredicate::OGE,
+                        p => return Err(self.unsupported(op, format!("comparison predicate {p:?}"))),
+                    };
+                    b.build_float_compare(pred, x, y(), "")?.into()
+                }
+                "neg" => b.build_float_neg(x, "")?.into(),
+                "abs" => call("llvm.fabs", a)?,
+                "floor" => call("llvm.floor", a)?,
+                "ceil" => call("llvm.ceil", a)?,
+                "sqrt_rn" => call("llvm.sqrt", a)?,
+                "fma" => call("llvm.fma", a)?,
+                _ => return Err(self.unsupported(op, format!("`{name}` on {}", kind.name()))),
+            });
+        }
+        let signed = is_signed(kind);
+        let (x, y) = (a[0].into_int_value(), a.get(1).map(|v| v.into_int_value()));
+        let y = || y.expect("binary op has two operands (IR verified)");
+        Ok(match name {
+            "add" => b.build_int_add(x, y(), "")?.into(),
+            "sub" => b.build_int_sub(x, y(), "")?.into(),
+            "mul" => b.build_int_mul(x, y(), "")?.into(),
+            "div" if signed => b.build_int_signed_div(x, y(), "")?.into(),
+            "div" => b.build_int_unsigned_div(x, y(), "")?.into(),
+            "rem" if signed => b.build_int_signed_rem(x, y(), "")?.into(),
+            "rem" => b.build_int_unsigned_rem(x, y(), "")?.into(),
+            "and" => b.build_and(x, y(), "")?.into(),
+            "or" => b.build_or(x, y(), "")?.into(),
+            "xor" => b.build_xor(x, y(), "")?.into(),
+            "shl" => b.build_left_shift(x, y(), "")?.into(),
+            "shr" => b.build_right_shift(x, y(), signed, "")?.into(),
+            "min" => call(if signed { "llvm.smin" } else { "llvm.umin" }, a)?,
+            "max" => call(if signed { "llvm.smax" } else { "llvm.umax" }, a)?,
+            "clamp" => return Err(self.unsupported(op, "clamp on integers")),
+            "umulhi" => {
+                let bits = x.get_type().get_bit_width();
+                let wide = self.llvm.context.custom_width_int_type(bits * 2);
+                let ext = |v| if signed { b.build_int_s_extend(v, wide, "") } else { b.build_int_z_extend(v, wide, "") };
+                let p = b.build_int_mul(ext(x)?, ext(y())?, "")?;
+                let hi = b.build_right_shift(p, wide.const_int(bits as u64, false), false, "")?;
+                b.build_int_truncate(hi, x.get_type(), "")?.into()
+            }
+            "cmp" => {
+                let pred = match (attrs.get("pred").and_then(Attr::as_str), signed) {
+                    (Some("eq"), _) => IntPredicate::EQ,
+                    (Some("ne"), _) => IntPredicate::NE,
+                    (Some("lt"), true) => IntPredicate::SLT,
+                    (Some("le"), true) => IntPredicate::SLE,
+                    (Some("gt"), true) => IntPredicate::SGT,
+                    (Some("ge"), true) => IntPredicate::SGE,
+                    (Some("lt"), false) => IntPredicate::ULT,
+                    (Some("le"), false) => IntPredicate::ULE,
+                    (Some("gt"), false) => IntPredicate::UGT,
+                    (Some("ge"), false) => IntPredicate::UGE,
+                    (p, _) => return Err(self.unsupported(op, format!("comparison predicate {p:?}"))),
+                };
+                b.build_int_compare(pred, x, y(), "")?.into()
+            }
+            "neg" => b.build_int_neg(x, "")?.into(),
+            "not" => b.build_not(x, "")?.into(),
+            "abs" if signed => call("llvm.abs", &[a[0], self.llvm.context.bool_type().const_zero().into()])?,
+            "abs" => a[0],
+            _ => return Err(self.unsupported(op, format!("`{name}` on {}", kind.name()))),
+        })
+    }
+}

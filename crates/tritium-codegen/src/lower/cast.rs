@@ -1,0 +1,126 @@
+//! Conversions: `cast` (by value, with docs/ir.md's signedness and rounding
+//! rules), `bitcast`, `ptr_to_int` and `int_to_ptr`, register by register.
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::BasicValueEnum;
+use inkwell::{FloatPredicate, IntPredicate};
+use tritium_ir::{Attr, Op, ScalarKind};
+
+use super::arith::is_signed;
+use super::Lowering;
+use crate::error::Result;
+
+impl<'a, 'c> Lowering<'a, 'c> {
+    pub(super) fn lower_cast(&mut self, op: Op) -> Result<()> {
+        let data = self.op(op);
+        let (src, dst) = (data.operands[0], data.results[0]);
+        let to = self.elem_type(op, self.ty(dst))?;
+        self.elem_type(op, self.ty(src))?; // rejects element types we cannot hold (fp8)
+        let b = &self.llvm.builder;
+        let regs = self.regs(src)?.clone();
+        let mut out = Vec::with_capacity(regs.len());
+        for v in regs {
+            out.push(match data.opcode.name() {
+                "bitcast" if to.is_pointer_type() => v,
+                "bitcast" => b.build_bit_cast(v, to, "")?,
+                "ptr_to_int" => b.build_ptr_to_int(v.into_pointer_value(), to.into_int_type(), "")?.into(),
+                "int_to_ptr" => b.build_int_to_ptr(v.into_int_value(), to.into_pointer_type(), "")?.into(),
+                _ => self.cast_value(op, v, self.kind(src), self.kind(dst), to)?,
+            });
+        }
+        self.set(op, out);
+        Ok(())
+    }
+
+    fn cast_value(
+        &self,
+        op: Op,
+        v: BasicValueEnum<'c>,
+        from: Option<ScalarKind>,
+        to: Option<ScalarKind>,
+        to_ty: BasicTypeEnum<'c>,
+    ) -> Result<BasicValueEnum<'c>> {
+        let b = &self.llvm.builder;
+        let (from, to) = match (from, to) {
+            (Some(f), Some(t)) => (f, t),
+            // pointer to pointer: opaque pointers need no instruction
+            (None, None) => return Ok(v),
+            _ => return Err(self.unsupported(op, "cast between a pointer and a number (use ptr_to_int/int_to_ptr)")),
+        };
+        let rounding = self.op(op).attrs.get("rounding").and_then(Attr::as_str).unwrap_or("");
+        let rtz = match rounding {
+            "" | "rtne" => false,
+            "rtz" if from.is_float() && to.is_float() && to.bits() < from.bits() => true,
+            r => return Err(self.unsupported(op, format!("rounding {r:?} from {} to {}", from.name(), to.name()))),
+        };
+        if from == to {
+            return Ok(v);
+        }
+        // bf16 values are i16 bits (see lower/mod.rs): go through f32
+        if from == ScalarKind::BF16 {
+            let wide = self.bf16_to_f32(v)?;
+            let f32t = self.llvm.context.f32_type().into();
+            return self.cast_value(op, wide, Some(ScalarKind::F32), Some(to), if to == ScalarKind::F32 { f32t } else { to_ty });
+        }
+        if to == ScalarKind::BF16 {
+            let exact_in_f32 = match from {
+                ScalarKind::F32 | ScalarKind::F16 => true,
+                k => k.is_int() && k.bits() <= 16,
+            };
+            if !exact_in_f32 {
+                return Err(self.unsupported(op, format!("{} to bf16 would round twice through f32", from.name())));
+            }
+            let f32t = self.llvm.context.f32_type();
+            let wide = self.cast_value(op, v, Some(from), Some(ScalarKind::F32), f32t.into())?;
+            return self.target.narrow_f32(self.llvm, wide, true, rtz);
+        }
+        Ok(match (from.is_float(), to.is_float()) {
+            (false, false) => {
+                let (x, t) = (v.into_int_value(), to_ty.into_int_type());
+                if to == ScalarKind::I1 {
+                    b.build_int_compare(IntPredicate::NE, x, x.get_type().const_zero(), "")?.into()
+                } else if from.bits() == to.bits() {
+                    v
+                } else if from.bits() > to.bits() {
+                    b.build_int_truncate(x, t, "")?.into()
+                } else if is_signed(from) {
+                    b.build_int_s_extend(x, t, "")?.into()
+                } else {
+                    b.build_int_z_extend(x, t, "")?.into()
+                }
+            }
+            (false, true) => {
+                let (x, t) = (v.into_int_value(), to_ty.into_float_type());
+                if is_signed(from) {
+                    b.build_signed_int_to_float(x, t, "")?.into()
+                } else {
+                    b.build_unsigned_int_to_float(x, t, "")?.into()
+                }
+            }
+            (true, false) => {
+                let x = v.into_float_value();
+                if to == ScalarKind::I1 {
+                    b.build_float_compare(FloatPredicate::UNE, x, x.get_type().const_zero(), "")?.into()
+                } else if is_signed(to) {
+                    b.build_float_to_signed_int(x, to_ty.into_int_type(), "")?.into()
+                } else {
+                    b.build_float_to_unsigned_int(x, to_ty.into_int_type(), "")?.into()
+                }
+            }
+            (true, true) => {
+                let (x, t) = (v.into_float_value(), to_ty.into_float_type());
+                let narrowing = to.bits() < from.bits();
+                if rtz {
+                    if from != ScalarKind::F32 || to != ScalarKind::F16 {
+                        return Err(self.unsupported(op, format!("rtz rounding from {} to {}", from.name(), to.name())));
+                    }
+                    return self.target.narrow_f32(self.llvm, v, false, true);
+                }
+                if narrowing {
+                    b.build_float_trunc(x, t, "")?.into()
+                } else {
+                    b.build_float_ext(x, t, "")?.into()
+                }
+            }
+        })
+    }
+}

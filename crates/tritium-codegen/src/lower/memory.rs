@@ -1,0 +1,219 @@
+//! Global `load` and `store`: a thread's registers are grouped into vectors
+//! as wide as contiguity, alignment, mask constancy and the target allow, and
+//! each group is one predicated access of machine words (`Target::load_global`).
+//! `i1` memory is one byte per element, as in Triton.
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::BasicValueEnum;
+use inkwell::IntPredicate;
+use tritium_ir::{Attr, Op, ScalarKind, Value};
+
+use super::Lowering;
+use crate::error::Result;
+use crate::layout::elem_bytes;
+use crate::target::{Access, MemHints};
+
+/// Largest power of two that divides `x` (x > 0).
+fn pow2_floor(x: u64) -> u64 {
+    if x == 0 {
+        1
+    } else {
+        1 << (63 - x.leading_zeros())
+    }
+}
+
+impl<'a, 'c> Lowering<'a, 'c> {
+    fn hints(&self, op: Op) -> MemHints {
+        let attrs = &self.op(op).attrs;
+        let s = |k: &str| attrs.get(k).and_then(Attr::as_str).unwrap_or("").to_string();
+        MemHints {
+            cache: s("cache"),
+            eviction: s("eviction"),
+            volatile: attrs.get("volatile").and_then(Attr::as_bool).unwrap_or(false),
+        }
+    }
+
+    /// Elements per access for pointer value `ptr`, optionally masked by `mask`.
+    pub(crate) fn vector_width(&self, ptr: Value, mask: Option<Value>, eb: u32) -> u32 {
+        let Some(layout) = self.layout(self.ty(ptr)) else { return 1 };
+        let f = self.facts.get(ptr);
+        let mut vec = (layout.size_per_thread as u64)
+            .min(f.contiguity)
+            .min((self.target.max_access_bytes() / eb).max(1) as u64)
+            .min((f.divisibility / eb as u64).max(1));
+        if let Some(m) = mask {
+            vec = vec.min(self.facts.get(m).constancy);
+        }
+        pow2_floor(vec) as u32
+    }
+
+    fn access_for(vec: u32, kind: ScalarKind) -> Access {
+        let eb = elem_bytes(kind);
+        let bytes = vec * eb;
+        let float = kind.is_float() && eb >= 4;
+        if eb == 8 {
+            Access { word_bits: 64, words: vec, float }
+        } else if bytes >= 4 {
+            Access { word_bits: 32, words: bytes / 4, float }
+        } else {
+            Access { word_bits: bytes * 8, words: 1, float: false }
+        }
+    }
+
+    /// The LLVM type of one word of `access` as the lowering sees it.
+    fn word_type(&self, access: Access) -> BasicTypeEnum<'c> {
+        let cx = self.llvm.context;
+        match (access.float, access.word_bits) {
+            (true, 32) => cx.f32_type().into(),
+            (true, _) => cx.f64_type().into(),
+            (false, bits) => cx.custom_width_int_type(bits).into(),
+        }
+    }
+
+    /// Packs `elems` (storage type `st`) into the words of `access`.
+    fn pack(&self, elems: &[BasicValueEnum<'c>], access: Access) -> Result<Vec<BasicValueEnum<'c>>> {
+        let b = &self.llvm.builder;
+        let word = self.word_type(access);
+        if elems.len() == 1 {
+            return Ok(vec![b.build_bit_cast(elems[0], word, "")?]);
+        }
+        let vty = vector_of(elems[0].get_type(), elems.len() as u32);
+        let mut v = vty.get_undef();
+        for (i, &e) in elems.iter().enumerate() {
+            v = b.build_insert_element(v, e, self.i32_const(i as u64), "")?;
+        }
+        if access.words == 1 {
+            return Ok(vec![b.build_bit_cast(v, word, "")?]);
+        }
+        let words = b.build_bit_cast(v, vector_of(word, access.words), "")?.into_vector_value();
+        (0..access.words).map(|i| Ok(b.build_extract_element(words, self.i32_const(i as u64), "")?)).collect()
+    }
+
+    /// Unpacks words into `n` elements of storage type `st`.
+    fn unpack(&self, words: &[BasicValueEnum<'c>], st: BasicTypeEnum<'c>, n: u32) -> Result<Vec<BasicValueEnum<'c>>> {
+        let b = &self.llvm.builder;
+        if n == 1 {
+            return Ok(vec![b.build_bit_cast(words[0], st, "")?]);
+        }
+        let whole: BasicValueEnum = if words.len() == 1 {
+            words[0]
+        } else {
+            let wty = vector_of(words[0].get_type(), words.len() as u32);
+            let mut v = wty.get_undef();
+            for (i, &w) in words.iter().enumerate() {
+                v = b.build_insert_element(v, w, self.i32_const(i as u64), "")?;
+            }
+            v.into()
+        };
+        let v = b.build_bit_cast(whole, vector_of(st, n), "")?.into_vector_value();
+        (0..n).map(|i| Ok(b.build_extract_element(v, self.i32_const(i as u64), "")?)).collect()
+    }
+
+    /// Storage type and byte size of elements of pointer value `ptr`.
+    fn storage(&self, op: Op, ptr: Value) -> Result<(ScalarKind, BasicTypeEnum<'c>, u32)> {
+        let kind = self
+            .module
+            .types
+            .pointee(self.ty(ptr))
+            .and_then(|p| self.module.types.scalar_kind(p))
+            .ok_or_else(|| self.unsupported(op, "memory access through a non-pointer"))?;
+        let st: BasicTypeEnum = if kind == ScalarKind::I1 {
+            self.llvm.context.i8_type().into()
+        } else {
+            self.elem_type(op, self.ty(ptr))?;
+            super::llvm_scalar_type(self.llvm, self.module, self.module.types.pointee(self.ty(ptr)).expect("checked"))
+                .map_err(|r| self.unsupported(op, r))?
+        };
+        Ok((kind, st, elem_bytes(kind)))
+    }
+
+    pub(super) fn lower_load(&mut self, op: Op) -> Result<()> {
+        let data = self.op(op);
+        let ptr = data.operands[0];
+        let mask = data.operands.get(1).copied();
+        let other = data.operands.get(2).copied();
+        let (kind, st, eb) = self.storage(op, ptr)?;
+        let vec = self.vector_width(ptr, mask, eb);
+        let access = Self::access_for(vec, kind);
+        let hints = self.hints(op);
+        let ptrs = self.regs(ptr)?.clone();
+        let masks = mask.map(|m| self.regs(m).cloned()).transpose()?;
+        let others = other.map(|o| self.regs(o).cloned()).transpose()?;
+        let b = &self.llvm.builder;
+        let mut out = Vec::with_capacity(ptrs.len());
+        for g in (0..ptrs.len()).step_by(vec as usize) {
+            let pred = masks.as_ref().map(|m| m[g].into_int_value());
+            let other_words = match &others {
+                Some(o) => {
+                    let elems: Vec<BasicValueEnum> = o[g..g + vec as usize]
+                        .iter()
+                        .map(|&e| to_storage(self, e, kind))
+                        .collect::<Result<_>>()?;
+                    Some(self.pack(&elems, access)?)
+                }
+                None => None,
+            };
+            let words = self.target.load_global(self.llvm, ptrs[g].into_pointer_value(), access, pred, other_words.as_deref(), &hints)?;
+            for e in self.unpack(&words, st, vec)? {
+                out.push(if kind == ScalarKind::I1 {
+                    let e = e.into_int_value();
+                    b.build_int_compare(IntPredicate::NE, e, e.get_type().const_zero(), "")?.into()
+                } else {
+                    e
+                });
+            }
+        }
+        self.set(op, out);
+        Ok(())
+    }
+
+    pub(super) fn lower_store(&mut self, op: Op) -> Result<()> {
+        let data = self.op(op);
+        let (ptr, value) = (data.operands[0], data.operands[1]);
+        let mask = data.operands.get(2).copied();
+        let (kind, _, eb) = self.storage(op, ptr)?;
+        let vec = self.vector_width(ptr, mask, eb);
+        let access = Self::access_for(vec, kind);
+        let hints = self.hints(op);
+        let b = &self.llvm.builder;
+        // threads holding copies of the same elements (or of a scalar) must not all write
+        let owner = match self.layout(self.ty(ptr)) {
+            None => Some(b.build_int_compare(IntPredicate::EQ, self.tid, self.i32_const(0), "")?),
+            Some(l) if l.replicated() => {
+                Some(b.build_int_compare(IntPredicate::ULT, self.tid, self.i32_const(l.owner_threads() as u64), "")?)
+            }
+            Some(_) => None,
+        };
+        let ptrs = self.regs(ptr)?.clone();
+        let values = self.regs(value)?.clone();
+        let masks = mask.map(|m| self.regs(m).cloned()).transpose()?;
+        for g in (0..ptrs.len()).step_by(vec as usize) {
+            let pred = match (masks.as_ref().map(|m| m[g].into_int_value()), owner) {
+                (Some(m), Some(o)) => Some(b.build_and(m, o, "")?),
+                (m, o) => m.or(o),
+            };
+            let elems: Vec<BasicValueEnum> =
+                values[g..g + vec as usize].iter().map(|&e| to_storage(self, e, kind)).collect::<Result<_>>()?;
+            let words = self.pack(&elems, access)?;
+            self.target.store_global(self.llvm, ptrs[g].into_pointer_value(), access, &words, pred, &hints)?;
+        }
+        Ok(())
+    }
+}
+
+fn vector_of<'c>(t: BasicTypeEnum<'c>, n: u32) -> inkwell::types::VectorType<'c> {
+    match t {
+        BasicTypeEnum::IntType(t) => t.vec_type(n),
+        BasicTypeEnum::FloatType(t) => t.vec_type(n),
+        BasicTypeEnum::PointerType(t) => t.vec_type(n),
+        other => unreachable!("memory elements are scalars, got {other}"),
+    }
+}
+
+/// `i1` values are stored as bytes.
+fn to_storage<'c>(lw: &Lowering<'_, 'c>, v: BasicValueEnum<'c>, kind: ScalarKind) -> Result<BasicValueEnum<'c>> {
+    if kind == ScalarKind::I1 {
+        Ok(lw.llvm.builder.build_int_z_extend(v.into_int_value(), lw.llvm.context.i8_type(), "")?.into())
+    } else {
+        Ok(v)
+    }
+}

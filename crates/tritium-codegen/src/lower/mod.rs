@@ -1,0 +1,210 @@
+//! Shared lowering: walks a kernel's tile IR and emits per-thread LLVM IR
+//! through a `Target`. A tensor value becomes the registers its thread owns
+//! under the tensor's `BlockedLayout` (a Vec of LLVM scalars); a scalar is a
+//! Vec of one. One file per op family; this one owns the walk and dispatch.
+mod arith;
+mod cast;
+mod memory;
+mod tensor;
+
+use std::collections::HashMap;
+
+use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
+use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::AddressSpace;
+use tritium_ir::{Func, Function, Module, Op, OpData, ScalarKind, Type, TypeData, Value};
+
+use crate::contiguity::Contiguity;
+use crate::error::{CodegenError, Result};
+use crate::layout::{choose_layouts, BlockedLayout};
+use crate::llvm::Llvm;
+use crate::target::{Axis, Target};
+
+pub(crate) type Regs<'c> = Vec<BasicValueEnum<'c>>;
+
+pub(crate) struct Lowering<'a, 'c> {
+    pub llvm: &'a Llvm<'c>,
+    pub target: &'a dyn Target,
+    pub module: &'a Module,
+    pub func_id: Func,
+    pub func: &'a Function,
+    pub layouts: HashMap<u32, BlockedLayout>,
+    pub facts: Contiguity,
+    pub values: HashMap<Value, Regs<'c>>,
+    /// Flat thread id within the block (blocks are 1-D: warps × 32 threads).
+    pub tid: IntValue<'c>,
+}
+
+/// Lowers kernel `func_id` of `module` into `llvm.module`, launched with `num_warps` warps.
+pub fn lower_kernel(llvm: &Llvm<'_>, target: &dyn Target, module: &Module, func_id: Func, num_warps: u32) -> Result<()> {
+    let func = &module.funcs[func_id];
+    let unsupported = |op: &str, reason: String| CodegenError::Unsupported {
+        op: op.to_string(),
+        loc: Default::default(),
+        target: target.name(),
+        reason,
+    };
+    if !func.kernel {
+        return Err(unsupported("func", format!("function @{} is not a kernel (calls are not lowered yet)", func.name)));
+    }
+    if !func.results.is_empty() {
+        return Err(unsupported("func", format!("kernel @{} returns values", func.name)));
+    }
+    let mut params: Vec<BasicMetadataTypeEnum> = Vec::new();
+    for &arg in func.args() {
+        let ty = func.value_type(arg);
+        if module.types.is_tensor(ty) {
+            return Err(unsupported("func", format!("kernel @{} has a tensor argument", func.name)));
+        }
+        params.push(llvm_scalar_type(llvm, module, ty).map_err(|r| unsupported("func", r))?.into());
+    }
+    let fn_type = llvm.context.void_type().fn_type(&params, false);
+    let f = llvm.module.add_function(&func.name, fn_type, None);
+    target.mark_kernel(llvm, f, num_warps * target.warp_size())?;
+    let entry = llvm.context.append_basic_block(f, "entry");
+    llvm.builder.position_at_end(entry);
+
+    let tid = target.thread_id(llvm, Axis::X)?;
+    let layouts = choose_layouts(func, &module.types, num_warps, target.warp_size(), target.max_access_bytes());
+    let mut lw = Lowering {
+        llvm,
+        target,
+        module,
+        func_id,
+        func,
+        layouts,
+        facts: Contiguity::compute(module, func),
+        values: HashMap::new(),
+        tid,
+    };
+    for (i, &arg) in func.args().iter().enumerate() {
+        let p = f.get_nth_param(i as u32).ok_or_else(|| CodegenError::Llvm("missing kernel parameter".into()))?;
+        lw.values.insert(arg, vec![p]);
+    }
+    for &op in &func.region_block(func.body).ops {
+        lw.lower_op(op)?;
+    }
+    Ok(())
+}
+
+/// The LLVM type of a scalar or pointer IR type; `Err` names why not.
+pub(crate) fn llvm_scalar_type<'c>(llvm: &Llvm<'c>, module: &Module, ty: Type) -> std::result::Result<BasicTypeEnum<'c>, String> {
+    let cx = llvm.context;
+    Ok(match module.types.data(ty) {
+        TypeData::Ptr { addrspace, .. } => cx.ptr_type(AddressSpace::from(*addrspace as u16)).into(),
+        TypeData::Scalar(k) => match k {
+            ScalarKind::I1 => cx.bool_type().into(),
+            ScalarKind::I8 | ScalarKind::U8 => cx.i8_type().into(),
+            // bf16 lives as its bits: inkwell 0.7 cannot wrap LLVM `bfloat` values,
+            // so arithmetic widens to f32 (exact) and rounds back once (see arith.rs)
+            ScalarKind::I16 | ScalarKind::U16 | ScalarKind::BF16 => cx.i16_type().into(),
+            ScalarKind::I32 | ScalarKind::U32 => cx.i32_type().into(),
+            ScalarKind::I64 | ScalarKind::U64 => cx.i64_type().into(),
+            ScalarKind::F16 => cx.f16_type().into(),
+            ScalarKind::F32 => cx.f32_type().into(),
+            ScalarKind::F64 => cx.f64_type().into(),
+            ScalarKind::F8E4M3 | ScalarKind::F8E5M2 => return Err(format!("{} values are not lowered yet", k.name())),
+        },
+        TypeData::Tensor { .. } => return Err("nested tensor type".into()),
+    })
+}
+
+impl<'a, 'c> Lowering<'a, 'c> {
+    pub fn op(&self, op: Op) -> &'a OpData {
+        &self.func.ops[op]
+    }
+
+    pub fn unsupported(&self, op: Op, reason: impl Into<String>) -> CodegenError {
+        CodegenError::Unsupported {
+            op: self.op(op).opcode.name().to_string(),
+            loc: self.module.loc_of(self.func_id, op),
+            target: self.target.name(),
+            reason: reason.into(),
+        }
+    }
+
+    pub fn regs(&self, v: Value) -> Result<&Regs<'c>> {
+        self.values.get(&v).ok_or_else(|| CodegenError::Llvm(format!("value %{} used before it was lowered", v.0)))
+    }
+
+    pub fn ty(&self, v: Value) -> Type {
+        self.func.value_type(v)
+    }
+
+    /// Element scalar kind of `v` (None for pointers).
+    pub fn kind(&self, v: Value) -> Option<ScalarKind> {
+        self.module.types.scalar_kind(self.ty(v))
+    }
+
+    /// The element's LLVM type of `v`'s type.
+    pub fn elem_type(&self, op: Op, ty: Type) -> Result<BasicTypeEnum<'c>> {
+        let elem = self.module.types.elem(ty);
+        llvm_scalar_type(self.llvm, self.module, elem).map_err(|r| self.unsupported(op, r))
+    }
+
+    /// The layout of tensor type `ty` (None for scalars).
+    pub fn layout(&self, ty: Type) -> Option<BlockedLayout> {
+        let dims = self.module.types.dims(ty);
+        if dims.is_empty() {
+            return None;
+        }
+        let numel: u32 = dims.iter().product();
+        self.layouts.get(&numel).copied()
+    }
+
+    /// Registers a value of type `ty` occupies per thread.
+    pub fn reg_count(&self, ty: Type) -> usize {
+        self.layout(ty).map(|l| l.elems_per_thread() as usize).unwrap_or(1)
+    }
+
+    pub fn set(&mut self, op: Op, regs: Regs<'c>) {
+        let res = self.op(op).results[0];
+        debug_assert_eq!(regs.len(), self.reg_count(self.ty(res)));
+        self.values.insert(res, regs);
+    }
+
+    /// bf16 bits (i16) to f32: exact.
+    pub fn bf16_to_f32(&self, v: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>> {
+        let b = &self.llvm.builder;
+        let i32t = self.llvm.context.i32_type();
+        let wide = b.build_int_z_extend(v.into_int_value(), i32t, "")?;
+        let bits = b.build_left_shift(wide, i32t.const_int(16, false), "")?;
+        Ok(b.build_bit_cast(bits, self.llvm.context.f32_type(), "")?)
+    }
+
+    /// f32 to bf16 bits (i16), rounded to nearest even.
+    pub fn f32_to_bf16(&self, v: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>> {
+        self.target.narrow_f32(self.llvm, v, true, false)
+    }
+
+    pub fn i32_const(&self, v: u64) -> IntValue<'c> {
+        self.llvm.context.i32_type().const_int(v, false)
+    }
+
+    fn lower_op(&mut self, op: Op) -> Result<()> {
+        let data = self.op(op);
+        if !data.regions.is_empty() {
+            return Err(self.unsupported(op, "ops with regions (control flow, reductions, scans) are not lowered yet"));
+        }
+        match data.opcode.name() {
+            "const" | "splat" | "arange" | "program_id" | "num_programs" | "addptr" | "multiple_of" | "max_contiguous"
+            | "max_constancy" => self.lower_tensor_op(op),
+            "add" | "sub" | "mul" | "div" | "div_rn" | "rem" | "and" | "or" | "xor" | "shl" | "shr" | "min" | "max"
+            | "umulhi" | "cmp" | "neg" | "not" | "abs" | "floor" | "ceil" | "sqrt_rn" | "fma" | "select" | "clamp" => {
+                self.lower_arith(op)
+            }
+            "cast" | "bitcast" | "ptr_to_int" | "int_to_ptr" => self.lower_cast(op),
+            "load" => self.lower_load(op),
+            "store" => self.lower_store(op),
+            "barrier" => self.target.barrier(self.llvm),
+            "return" => {
+                if !data.operands.is_empty() {
+                    return Err(self.unsupported(op, "kernels return no values"));
+                }
+                self.llvm.builder.build_return(None)?;
+                Ok(())
+            }
+            name => Err(self.unsupported(op, format!("no lowering for `{name}` yet"))),
+        }
+    }
+}

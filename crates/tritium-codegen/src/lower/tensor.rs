@@ -1,0 +1,146 @@
+//! Constants, ids and index tensors: `const`, `splat`, `arange`,
+//! `program_id`, `num_programs`, `addptr`, and the hint ops (identity here;
+//! their facts feed `contiguity`).
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::BasicValueEnum;
+use tritium_ir::{Attr, Op};
+
+use super::{Lowering, Regs};
+use crate::error::Result;
+use crate::target::Axis;
+
+impl<'a, 'c> Lowering<'a, 'c> {
+    pub(super) fn lower_tensor_op(&mut self, op: Op) -> Result<()> {
+        let data = self.op(op);
+        let res_ty = self.ty(data.results[0]);
+        let n = self.reg_count(res_ty);
+        let regs: Regs<'c> = match data.opcode.name() {
+            "const" => {
+                let elem = self.elem_type(op, res_ty)?;
+                let v = if self.kind(data.results[0]) == Some(tritium_ir::ScalarKind::BF16) {
+                    let value = match data.attrs.get("value") {
+                        Some(Attr::Float(f)) => *f,
+                        Some(Attr::Int(i)) => *i as f64,
+                        Some(Attr::Bool(b)) => *b as u8 as f64,
+                        other => return Err(self.unsupported(op, format!("bf16 constant {other:?}"))),
+                    };
+                    elem.into_int_type().const_int(f64_to_bf16_bits(value) as u64, false).into()
+                } else {
+                    self.constant(op, elem, data.attrs.get("value"))?
+                };
+                vec![v; n]
+            }
+            "splat" => vec![self.regs(data.operands[0])?[0]; n],
+            "arange" => self.arange(op)?,
+            "program_id" | "num_programs" => {
+                let axis = data.attrs.get("axis").and_then(Attr::as_int).and_then(Axis::from_index);
+                let axis = axis.ok_or_else(|| self.unsupported(op, "axis must be 0, 1 or 2"))?;
+                let v = if data.opcode.name() == "program_id" {
+                    self.target.block_id(self.llvm, axis)?
+                } else {
+                    self.target.num_blocks(self.llvm, axis)?
+                };
+                vec![v.into()]
+            }
+            "addptr" => self.addptr(op)?,
+            // multiple_of, max_contiguous, max_constancy
+            _ => self.regs(data.operands[0])?.clone(),
+        };
+        self.set(op, regs);
+        Ok(())
+    }
+
+    fn constant(&self, op: Op, elem: BasicTypeEnum<'c>, value: Option<&Attr>) -> Result<BasicValueEnum<'c>> {
+        Ok(match (elem, value) {
+            (BasicTypeEnum::IntType(t), Some(Attr::Int(v))) => t.const_int(*v as u64, true).into(),
+            (BasicTypeEnum::IntType(t), Some(Attr::Bool(b))) => t.const_int(*b as u64, false).into(),
+            (BasicTypeEnum::FloatType(t), Some(Attr::Float(v))) => t.const_float(*v).into(),
+            (BasicTypeEnum::FloatType(t), Some(Attr::Int(v))) => t.const_float(*v as f64).into(),
+            (BasicTypeEnum::FloatType(t), Some(Attr::Bool(b))) => t.const_float(*b as u8 as f64).into(),
+            _ => return Err(self.unsupported(op, format!("constant {value:?} of type {elem}"))),
+        })
+    }
+
+    /// Register `r` of thread `tid` holds `start + (tid * spt + offset(r)) mod numel`.
+    fn arange(&self, op: Op) -> Result<Regs<'c>> {
+        let data = self.op(op);
+        let layout = self.layout(self.ty(data.results[0])).ok_or_else(|| self.unsupported(op, "arange without a layout"))?;
+        let start = data.attrs.get("start").and_then(Attr::as_int).unwrap_or(0);
+        let b = &self.llvm.builder;
+        let base = b.build_int_mul(self.tid, self.i32_const(layout.size_per_thread as u64), "")?;
+        let mut regs = Vec::with_capacity(layout.elems_per_thread() as usize);
+        for r in 0..layout.elems_per_thread() {
+            let mut idx = b.build_int_add(base, self.i32_const(layout.register_offset(r) as u64), "")?;
+            if layout.replicated() {
+                idx = b.build_and(idx, self.i32_const(layout.numel as u64 - 1), "")?;
+            }
+            let v = b.build_int_add(idx, self.llvm.context.i32_type().const_int(start as u64, true), "")?;
+            regs.push(v.into());
+        }
+        Ok(regs)
+    }
+
+    fn addptr(&self, op: Op) -> Result<Regs<'c>> {
+        let data = self.op(op);
+        let ptr_ty = self.ty(data.operands[0]);
+        let pointee = self.module.types.pointee(ptr_ty).ok_or_else(|| self.unsupported(op, "addptr on a non-pointer"))?;
+        let elem = super::llvm_scalar_type(self.llvm, self.module, pointee).map_err(|r| self.unsupported(op, r))?;
+        let off_kind = self.kind(data.operands[1]).ok_or_else(|| self.unsupported(op, "non-integer offset"))?;
+        let i64t = self.llvm.context.i64_type();
+        let ptrs = self.regs(data.operands[0])?;
+        let offs = self.regs(data.operands[1])?;
+        let b = &self.llvm.builder;
+        let mut out = Vec::with_capacity(ptrs.len());
+        for (p, o) in ptrs.iter().zip(offs) {
+            // GEP sign-extends its index: unsigned and i1 offsets are widened first
+            let mut o = o.into_int_value();
+            if !super::arith::is_signed(off_kind) && o.get_type().get_bit_width() < 64 {
+                o = b.build_int_z_extend(o, i64t, "")?;
+            }
+            // SAFETY: a GEP without `inbounds` is defined for any index (wrapping arithmetic)
+            let q = unsafe { b.build_gep(elem, p.into_pointer_value(), &[o], "")? };
+            out.push(q.into());
+        }
+        Ok(out)
+    }
+}
+
+/// `v` rounded to the nearest bf16 (ties to even), as bits. Rounds to f32 with
+/// round-to-odd first, so the second rounding cannot double-round.
+pub(crate) fn f64_to_bf16_bits(v: f64) -> u16 {
+    if v.is_nan() {
+        return 0x7fc0;
+    }
+    let mut f = v as f32;
+    if f.is_infinite() && v.is_finite() {
+        f = f32::MAX.copysign(v as f32);
+    }
+    let mut bits = f.to_bits();
+    if f as f64 != v && bits & 1 == 0 {
+        // step one ulp toward v: a larger magnitude is bits + 1 for either sign
+        let toward_larger_magnitude = (v.abs() > (f as f64).abs()) as u32;
+        bits = if toward_larger_magnitude == 1 { bits + 1 } else { bits - 1 };
+    }
+    if f.is_infinite() {
+        return (bits >> 16) as u16;
+    }
+    ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::f64_to_bf16_bits;
+
+    #[test]
+    fn bf16_constants_round_once_to_nearest_even() {
+        assert_eq!(f64_to_bf16_bits(1.0), 0x3f80);
+        assert_eq!(f64_to_bf16_bits(-2.5), 0xc020);
+        assert_eq!(f64_to_bf16_bits(f64::INFINITY), 0x7f80);
+        assert_eq!(f64_to_bf16_bits(1e300), 0x7f80);
+        assert_eq!(f64_to_bf16_bits(0.0), 0);
+        // 1 + 2^-8 is a tie between 1 and 1 + 2^-7: even mantissa (1.0) wins
+        assert_eq!(f64_to_bf16_bits(1.0 + 2f64.powi(-8)), 0x3f80);
+        // just above the tie, below f32 precision: f32 rounding alone would give the tie
+        assert_eq!(f64_to_bf16_bits(1.0 + 2f64.powi(-8) + 2f64.powi(-40)), 0x3f81);
+    }
+}

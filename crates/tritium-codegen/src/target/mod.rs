@@ -1,0 +1,114 @@
+//! What differs between GPU targets, behind one trait: the LLVM triple and data
+//! layout, ids, barriers, shuffles, predicated global memory access, kernel
+//! marking and object emission. Shared lowering (`crate::lower`) calls only this.
+pub mod nvptx;
+
+use inkwell::targets::TargetMachine;
+use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
+
+use crate::error::Result;
+use crate::llvm::Llvm;
+
+pub use nvptx::{NvArch, Nvptx};
+
+/// Grid axis of a thread/block id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    X,
+    Y,
+    Z,
+}
+
+impl Axis {
+    pub fn from_index(i: i64) -> Option<Axis> {
+        match i {
+            0 => Some(Axis::X),
+            1 => Some(Axis::Y),
+            2 => Some(Axis::Z),
+            _ => None,
+        }
+    }
+    pub fn letter(self) -> char {
+        match self {
+            Axis::X => 'x',
+            Axis::Y => 'y',
+            Axis::Z => 'z',
+        }
+    }
+}
+
+/// One global-memory access of `words` machine words of `word_bits` each
+/// (8, 16, 32 or 64): the unit a target can move in one instruction. Words
+/// are floats (f32/f64) when the elements are, so no bit casts are needed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub word_bits: u32,
+    pub words: u32,
+    pub float: bool,
+}
+
+/// Cache hints of a load or store, spelled as in `docs/ir.md` (`.cg`, `evict_first`, ...).
+#[derive(Clone, Debug, Default)]
+pub struct MemHints {
+    pub cache: String,
+    pub eviction: String,
+    pub volatile: bool,
+}
+
+pub trait Target {
+    /// Human name for messages ("NVPTX sm_90a").
+    fn name(&self) -> String;
+    fn triple(&self) -> &'static str;
+    fn data_layout(&self) -> &'static str;
+    fn cpu(&self) -> &str;
+    fn features(&self) -> String;
+    fn warp_size(&self) -> u32;
+    fn global_addrspace(&self) -> u16;
+    fn shared_addrspace(&self) -> u16;
+    /// Widest single global access in bytes (vectorisation limit).
+    fn max_access_bytes(&self) -> u32;
+
+    /// The machine that optimises and emits code for this target.
+    fn target_machine(&self) -> Result<TargetMachine>;
+    /// Marks `f` as a kernel entry launched with at most `max_threads` threads per block.
+    fn mark_kernel<'c>(&self, llvm: &Llvm<'c>, f: FunctionValue<'c>, max_threads: u32) -> Result<()>;
+    /// Emits the module as the target's loadable text or object (PTX for NVPTX).
+    fn emit(&self, llvm: &Llvm<'_>, machine: &TargetMachine) -> Result<Vec<u8>>;
+
+    fn thread_id<'c>(&self, llvm: &Llvm<'c>, axis: Axis) -> Result<IntValue<'c>>;
+    fn block_id<'c>(&self, llvm: &Llvm<'c>, axis: Axis) -> Result<IntValue<'c>>;
+    fn num_blocks<'c>(&self, llvm: &Llvm<'c>, axis: Axis) -> Result<IntValue<'c>>;
+    /// Block-wide barrier (all threads of the CTA).
+    fn barrier(&self, llvm: &Llvm<'_>) -> Result<()>;
+    /// Warp shuffle of an i32: lane `l` receives `value` from lane `l ^ lane_mask`.
+    fn shuffle_xor<'c>(&self, llvm: &Llvm<'c>, value: IntValue<'c>, lane_mask: u32) -> Result<IntValue<'c>>;
+    /// Warp shuffle of an i32: every lane receives `value` from lane `src_lane`.
+    fn shuffle_idx<'c>(&self, llvm: &Llvm<'c>, value: IntValue<'c>, src_lane: IntValue<'c>) -> Result<IntValue<'c>>;
+
+    /// Loads `access` from global `addr` when `pred` (None = always); lanes
+    /// whose predicate is false get `other` (one word each; None = zeros).
+    fn load_global<'c>(
+        &self,
+        llvm: &Llvm<'c>,
+        addr: PointerValue<'c>,
+        access: Access,
+        pred: Option<IntValue<'c>>,
+        other: Option<&[BasicValueEnum<'c>]>,
+        hints: &MemHints,
+    ) -> Result<Vec<BasicValueEnum<'c>>>;
+    /// Stores `words` (one `access`) to global `addr` when `pred`.
+    fn store_global<'c>(
+        &self,
+        llvm: &Llvm<'c>,
+        addr: PointerValue<'c>,
+        access: Access,
+        words: &[BasicValueEnum<'c>],
+        pred: Option<IntValue<'c>>,
+        hints: &MemHints,
+    ) -> Result<()>;
+    /// Float division as Triton's `/` (fast, not IEEE-rounded): f32 only.
+    fn fast_div_f32<'c>(&self, llvm: &Llvm<'c>, a: BasicValueEnum<'c>, b: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>>;
+    /// f32 → f16 (a `half`) or bf16 (its bits as i16, see `lower`), rounded
+    /// to nearest even or toward zero (`rtz`).
+    fn narrow_f32<'c>(&self, llvm: &Llvm<'c>, value: BasicValueEnum<'c>, to_bf16: bool, rtz: bool) -> Result<BasicValueEnum<'c>>;
+}

@@ -1,0 +1,39 @@
+//! Python bindings of tritium-codegen: `compile_ptx`. Codegen errors become
+//! `CodegenError` (a ValueError), so an unsupported op reads as a user error
+//! naming the kernel's source line.
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+create_exception!(_core, CodegenError, PyValueError, "A kernel the code generator cannot lower (yet), or bad options.");
+
+fn codegen_err(e: tritium_codegen::CodegenError) -> PyErr {
+    match e {
+        tritium_codegen::CodegenError::Verify(v) => crate::IRVerifyError::new_err(v.to_string()),
+        other => CodegenError::new_err(other.to_string()),
+    }
+}
+
+/// Compiles binary tile IR to PTX for `arch` (sm_80, sm_89, sm_90, sm_90a) and
+/// `num_warps` warps per block; returns {"llir": str, "ptx": str}.
+#[pyfunction]
+#[pyo3(signature = (ir_bytes, arch = "sm_90", num_warps = 4))]
+fn compile_ptx<'py>(py: Python<'py>, ir_bytes: &[u8], arch: &str, num_warps: u32) -> PyResult<Bound<'py, PyDict>> {
+    let out = crate::guarded(|| {
+        let module = crate::decode(ir_bytes)?;
+        let options = tritium_codegen::Options::new(arch, num_warps).map_err(codegen_err)?;
+        // LLVM work holds no Python objects: let other threads run meanwhile
+        py.allow_threads(|| tritium_codegen::compile_ptx(&module, &options)).map_err(codegen_err)
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("llir", out.llir)?;
+    d.set_item("ptx", out.ptx)?;
+    Ok(d)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("CodegenError", m.py().get_type::<CodegenError>())?;
+    m.add_function(wrap_pyfunction!(compile_ptx, m)?)?;
+    Ok(())
+}
