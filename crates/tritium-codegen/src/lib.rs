@@ -38,6 +38,8 @@ pub struct CompiledPtx {
     /// Optimised LLVM IR text.
     pub llir: String,
     pub ptx: String,
+    /// Dynamic shared memory the kernel needs, in bytes (the largest kernel's).
+    pub shared: u32,
 }
 
 /// Compiles every kernel of `module` (verified first) to one PTX module.
@@ -50,12 +52,13 @@ pub fn compile_ptx(module: &tritium_ir::Module, options: &Options) -> Result<Com
     llvm.module.set_triple(&TargetTriple::create(target.triple()));
     llvm.module.set_data_layout(&machine.get_target_data().get_data_layout());
     let mut kernels = 0;
+    let mut shared = 0;
     for (id, f) in module.funcs.iter() {
         if !f.kernel && !f.noinline {
             // inlined helpers the frontend kept: nothing calls them after inlining
             continue;
         }
-        lower::lower_kernel(&llvm, &target, module, id, options.num_warps)?;
+        shared = shared.max(lower::lower_kernel(&llvm, &target, module, id, options.num_warps)?);
         kernels += 1;
     }
     if kernels == 0 {
@@ -64,7 +67,7 @@ pub fn compile_ptx(module: &tritium_ir::Module, options: &Options) -> Result<Com
     emit::optimize(&llvm, &machine)?;
     let llir = llvm.module.print_to_string().to_string();
     let ptx = emit::emit_text(&llvm, &target, &machine)?;
-    Ok(CompiledPtx { llir, ptx })
+    Ok(CompiledPtx { llir, ptx, shared })
 }
 
 /// Parses tile IR text, then `compile_ptx` (for tests and tools).

@@ -77,18 +77,19 @@ fn bad_options_are_errors() {
 fn unsupported_op_names_op_and_location() {
     let text = r#"
 func @k(%x: ptr<f32>) attributes {kernel} {
-  %v = "load"(%x) {cache = "", eviction = "", volatile = false} : (ptr<f32>) -> f32
-  %e = "sin"(%v) : (f32) -> f32 loc("k.py":7:9)
-  "store"(%x, %e) {cache = "", eviction = ""} : (ptr<f32>, f32) -> ()
+  %a = "const"() {value = 1.0} : () -> tensor<16x16xf16>
+  %c = "const"() {value = 0.0} : () -> tensor<16x16xf32>
+  %d = "dot"(%a, %a, %c) {input_precision = "ieee", max_num_imprecise_acc = 0} : (tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32>) -> tensor<16x16xf32> loc("k.py":7:9)
   "return"() : () -> ()
 }
 "#;
+    // tl.dot's lowering is a later issue, so it stands for "any op not lowered yet"
     let err = compile_ptx_text(text, &Options::new("sm_90", 4).unwrap()).unwrap_err();
-    assert!(err.contains("k.py:7:9") && err.contains("`sin`") && err.contains("not supported"), "{err}");
+    assert!(err.contains("k.py:7:9") && err.contains("`dot`") && err.contains("not supported"), "{err}");
 }
 
 #[test]
-fn control_flow_is_unsupported_not_a_panic() {
+fn for_loop_with_carried_scalar_compiles() {
     let text = r#"
 func @k(%x: ptr<i32>, %n: i32) attributes {kernel} {
   %z = "const"() {value = 0} : () -> i32
@@ -102,8 +103,8 @@ func @k(%x: ptr<i32>, %n: i32) attributes {kernel} {
   "return"() : () -> ()
 }
 "#;
-    let err = compile_ptx_text(text, &Options::new("sm_90", 4).unwrap()).unwrap_err();
-    assert!(err.contains("k.py:3:4") && err.contains("`for`"), "{err}");
+    let out = compile(text, "sm_90");
+    assert!(out.ptx.contains("bra"), "a loop needs a branch:\n{}", out.ptx);
 }
 
 #[test]

@@ -16,7 +16,7 @@ fn codegen_err(e: tritium_codegen::CodegenError) -> PyErr {
 }
 
 /// Compiles binary tile IR to PTX for `arch` (sm_80, sm_89, sm_90, sm_90a) and
-/// `num_warps` warps per block; returns {"llir": str, "ptx": str}.
+/// `num_warps` warps per block; returns {"llir": str, "ptx": str, "shared": int (dynamic shared memory bytes)}.
 #[pyfunction]
 #[pyo3(signature = (ir_bytes, arch = "sm_90", num_warps = 4))]
 fn compile_ptx<'py>(py: Python<'py>, ir_bytes: &[u8], arch: &str, num_warps: u32) -> PyResult<Bound<'py, PyDict>> {
@@ -29,6 +29,7 @@ fn compile_ptx<'py>(py: Python<'py>, ir_bytes: &[u8], arch: &str, num_warps: u32
     let d = PyDict::new(py);
     d.set_item("llir", out.llir)?;
     d.set_item("ptx", out.ptx)?;
+    d.set_item("shared", out.shared)?;
     Ok(d)
 }
 

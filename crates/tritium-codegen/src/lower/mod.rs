@@ -4,7 +4,12 @@
 //! Vec of one. One file per op family; this one owns the walk and dispatch.
 mod arith;
 mod cast;
+mod convert;
+mod control;
+mod math;
 mod memory;
+mod reduce;
+mod shape;
 mod tensor;
 
 use std::collections::HashMap;
@@ -16,7 +21,7 @@ use tritium_ir::{Func, Function, Module, Op, OpData, ScalarKind, Type, TypeData,
 
 use crate::contiguity::Contiguity;
 use crate::error::{CodegenError, Result};
-use crate::layout::{choose_layouts, BlockedLayout};
+use crate::layout::BlockedLayout;
 use crate::llvm::Llvm;
 use crate::target::{Axis, Target};
 
@@ -28,7 +33,10 @@ pub(crate) struct Lowering<'a, 'c> {
     pub module: &'a Module,
     pub func_id: Func,
     pub func: &'a Function,
-    pub layouts: HashMap<u32, BlockedLayout>,
+    pub layouts: tritium_transforms::LayoutMap,
+    /// Values held in a layout other than their rank's canonical one (see convert.rs).
+    pub native: HashMap<Value, (BlockedLayout, Regs<'c>)>,
+    pub smem: convert::SmemState<'c>,
     pub facts: Contiguity,
     pub values: HashMap<Value, Regs<'c>>,
     /// Flat thread id within the block (blocks are 1-D: warps × 32 threads).
@@ -36,7 +44,8 @@ pub(crate) struct Lowering<'a, 'c> {
 }
 
 /// Lowers kernel `func_id` of `module` into `llvm.module`, launched with `num_warps` warps.
-pub fn lower_kernel(llvm: &Llvm<'_>, target: &dyn Target, module: &Module, func_id: Func, num_warps: u32) -> Result<()> {
+/// Returns the kernel's dynamic shared memory size in bytes.
+pub fn lower_kernel(llvm: &Llvm<'_>, target: &dyn Target, module: &Module, func_id: Func, num_warps: u32) -> Result<u32> {
     let func = &module.funcs[func_id];
     let unsupported = |op: &str, reason: String| CodegenError::Unsupported {
         op: op.to_string(),
@@ -65,7 +74,7 @@ pub fn lower_kernel(llvm: &Llvm<'_>, target: &dyn Target, module: &Module, func_
     llvm.builder.position_at_end(entry);
 
     let tid = target.thread_id(llvm, Axis::X)?;
-    let layouts = choose_layouts(func, &module.types, num_warps, target.warp_size(), target.max_access_bytes());
+    let layouts = tritium_transforms::assign_layouts(module, func, num_warps, target.warp_size(), target.max_access_bytes());
     let mut lw = Lowering {
         llvm,
         target,
@@ -73,6 +82,8 @@ pub fn lower_kernel(llvm: &Llvm<'_>, target: &dyn Target, module: &Module, func_
         func_id,
         func,
         layouts,
+        native: HashMap::new(),
+        smem: convert::SmemState::new(llvm, target, func),
         facts: Contiguity::compute(module, func),
         values: HashMap::new(),
         tid,
@@ -84,7 +95,7 @@ pub fn lower_kernel(llvm: &Llvm<'_>, target: &dyn Target, module: &Module, func_
     for &op in &func.region_block(func.body).ops {
         lw.lower_op(op)?;
     }
-    Ok(())
+    lw.shared_bytes()
 }
 
 /// The LLVM type of a scalar or pointer IR type; `Err` names why not.
@@ -148,8 +159,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         if dims.is_empty() {
             return None;
         }
-        let numel: u32 = dims.iter().product();
-        self.layouts.get(&numel).copied()
+        BlockedLayout::new(self.layouts.canonical(dims.len())?, dims)
     }
 
     /// Registers a value of type `ty` occupies per thread.
@@ -182,8 +192,12 @@ impl<'a, 'c> Lowering<'a, 'c> {
     }
 
     fn lower_op(&mut self, op: Op) -> Result<()> {
+        if self.lower_layout_op(op)? {
+            return Ok(());
+        }
+        self.prepare_operands(op)?;
         let data = self.op(op);
-        if !data.regions.is_empty() {
+        if !data.regions.is_empty() && !matches!(data.opcode.name(), "for" | "if" | "while") {
             return Err(self.unsupported(op, "ops with regions (control flow, reductions, scans) are not lowered yet"));
         }
         match data.opcode.name() {
@@ -193,7 +207,11 @@ impl<'a, 'c> Lowering<'a, 'c> {
             | "umulhi" | "cmp" | "neg" | "not" | "abs" | "floor" | "ceil" | "sqrt_rn" | "fma" | "select" | "clamp" => {
                 self.lower_arith(op)
             }
+            "exp" | "exp2" | "log" | "log2" | "sqrt" | "rsqrt" | "sin" | "cos" | "erf" => self.lower_math(op),
             "cast" | "bitcast" | "ptr_to_int" | "int_to_ptr" => self.lower_cast(op),
+            "for" => self.lower_for(op),
+            "if" => self.lower_if(op),
+            "while" => self.lower_while(op),
             "load" => self.lower_load(op),
             "store" => self.lower_store(op),
             "barrier" => self.target.barrier(self.llvm),

@@ -55,6 +55,14 @@ pub struct MemHints {
     pub volatile: bool,
 }
 
+/// Approximate f32 functions with one target instruction each (Triton's fast math).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApproxFn {
+    Exp2,
+    Sqrt,
+    Rsqrt,
+}
+
 pub trait Target {
     /// Human name for messages ("NVPTX sm_90a").
     fn name(&self) -> String;
@@ -111,4 +119,6 @@ pub trait Target {
     /// f32 → f16 (a `half`) or bf16 (its bits as i16, see `lower`), rounded
     /// to nearest even or toward zero (`rtz`).
     fn narrow_f32<'c>(&self, llvm: &Llvm<'c>, value: BasicValueEnum<'c>, to_bf16: bool, rtz: bool) -> Result<BasicValueEnum<'c>>;
+    /// The target's approximate f32 `func` of `x` (NVPTX: `ex2.approx`, `sqrt.approx`, `rsqrt.approx`).
+    fn approx_f32<'c>(&self, llvm: &Llvm<'c>, func: ApproxFn, x: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>>;
 }

@@ -11,7 +11,7 @@ use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::OptimizationLevel;
 
-use super::{Access, Axis, MemHints, Target};
+use super::{Access, ApproxFn, Axis, MemHints, Target};
 use crate::error::{CodegenError, Result};
 use crate::llvm::Llvm;
 
@@ -342,5 +342,15 @@ impl Target for Nvptx {
         } else {
             Ok(llvm.builder.build_bit_cast(bits, llvm.context.f16_type(), "")?)
         }
+    }
+
+    fn approx_f32<'c>(&self, llvm: &Llvm<'c>, func: ApproxFn, x: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>> {
+        let asm = match func {
+            ApproxFn::Exp2 => "ex2.approx.f32 $0, $1;",
+            ApproxFn::Sqrt => "sqrt.approx.f32 $0, $1;",
+            ApproxFn::Rsqrt => "rsqrt.approx.f32 $0, $1;",
+        };
+        llvm.inline_asm(asm, "=f,f", Some(llvm.context.f32_type().into()), &[x], false)?
+            .ok_or_else(|| CodegenError::Llvm("approx asm returned nothing".into()))
     }
 }

@@ -1,0 +1,291 @@
+//! Layouts at lowering time: element coordinates of a thread's registers,
+//! layout conversion through scratch shared memory, and the scratch itself.
+//! Values whose assigned layout is not canonical live in `Lowering::native`;
+//! an op lowered elsewhere (which expects canonical registers) gets them
+//! converted first (`prepare_operands`). Scratch is op-local, so every scratch
+//! buffer sits at offset 0 (what `tritium_analysis::Allocation` gives op-local
+//! buffers when nothing else is live; checked in `shared_bytes`). Barriers:
+//! one between each scratch op's writes and reads, and one before its writes
+//! when an earlier scratch access may still be in flight (or when the op sits
+//! in a loop or branch, where the previous access is not known statically).
+use std::collections::{HashMap, HashSet};
+
+use inkwell::module::Linkage;
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
+use inkwell::{AddressSpace, IntPredicate};
+use tritium_analysis::{Allocation, BufferKind, BufferRequest};
+use tritium_ir::{Function, Op, ScalarKind, Type, Value};
+
+use super::{Lowering, Regs};
+use crate::error::{CodegenError, Result};
+use crate::layout::BlockedLayout;
+use crate::llvm::Llvm;
+use crate::target::Target;
+
+const SMEM_NAME: &str = "tritium_smem";
+
+pub(crate) struct SmemState<'c> {
+    base: Option<PointerValue<'c>>,
+    addrspace: u16,
+    /// A scratch access may be unsynchronised since the last barrier.
+    dirty: bool,
+    requests: Vec<BufferRequest>,
+    top_level: HashMap<Op, u32>,
+    /// Values some terminator (`yield`, `condition`, `return`) uses: they are
+    /// always kept in canonical registers too, since terminators read `values`.
+    term_uses: HashSet<Value>,
+}
+
+impl<'c> SmemState<'c> {
+    pub fn new(_llvm: &Llvm<'c>, target: &dyn Target, func: &Function) -> SmemState<'c> {
+        let top_level = func.region_block(func.body).ops.iter().enumerate().map(|(i, &op)| (op, i as u32)).collect();
+        let mut term_uses = HashSet::new();
+        for (_, block) in func.blocks.iter() {
+            if let Some(&last) = block.ops.last() {
+                let d = &func.ops[last];
+                if matches!(d.opcode.name(), "yield" | "condition" | "return") {
+                    term_uses.extend(d.operands.iter().copied());
+                }
+            }
+        }
+        SmemState { base: None, addrspace: target.shared_addrspace(), dirty: false, requests: Vec::new(), top_level, term_uses }
+    }
+}
+
+impl<'a, 'c> Lowering<'a, 'c> {
+    /// Dispatch of the ops this family owns; false when `op` is not one.
+    pub(super) fn lower_layout_op(&mut self, op: Op) -> Result<bool> {
+        match self.op(op).opcode.name() {
+            "arange" => self.lower_arange(op)?,
+            "broadcast" => self.lower_broadcast(op)?,
+            "expand_dims" => self.lower_expand_dims(op)?,
+            "reshape" | "permute" | "join" | "split" | "cat" => self.lower_gather_op(op)?,
+            "reduce" => self.lower_reduce(op)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Converts native-layout operands of `op` to canonical registers.
+    pub(super) fn prepare_operands(&mut self, op: Op) -> Result<()> {
+        for v in self.op(op).operands.clone() {
+            if self.values.contains_key(&v) || !self.native.contains_key(&v) {
+                continue;
+            }
+            let canon = self.layout(self.ty(v)).ok_or_else(|| self.unsupported(op, "no canonical layout for an operand"))?;
+            let regs = self.to_layout(op, v, &canon)?;
+            self.values.insert(v, regs);
+        }
+        Ok(())
+    }
+
+    /// `v`'s layout and registers as held.
+    pub(super) fn native_of(&self, op: Op, v: Value) -> Result<(BlockedLayout, Regs<'c>)> {
+        if let Some(n) = self.native.get(&v) {
+            return Ok(n.clone());
+        }
+        let l = self.layout(self.ty(v)).ok_or_else(|| self.unsupported(op, "expected a tensor operand"))?;
+        Ok((l, self.regs(v)?.clone()))
+    }
+
+    /// Records result `idx` of `op` held in layout `tl`.
+    pub(super) fn set_result(&mut self, op: Op, idx: usize, tl: BlockedLayout, regs: Regs<'c>) -> Result<()> {
+        let v = self.op(op).results[idx];
+        if self.layout(self.ty(v)).as_ref() == Some(&tl) {
+            self.values.insert(v, regs);
+            return Ok(());
+        }
+        self.native.insert(v, (tl, regs));
+        if self.smem.term_uses.contains(&v) {
+            let canon = self.layout(self.ty(v)).ok_or_else(|| self.unsupported(op, "no canonical layout for a result"))?;
+            let regs = self.to_layout(op, v, &canon)?;
+            self.values.insert(v, regs);
+        }
+        Ok(())
+    }
+
+    /// `v`'s registers in layout `dst` (through scratch when it differs).
+    pub(super) fn to_layout(&mut self, op: Op, v: Value, dst: &BlockedLayout) -> Result<Regs<'c>> {
+        let (src, regs) = self.native_of(op, v)?;
+        if &src == dst {
+            return Ok(regs);
+        }
+        let kind = self.storage_kind(op, self.ty(v))?;
+        let shape = dst.shape.clone();
+        self.gather(op, &[(src, regs)], kind, &[dst.clone()], |lw, _, c| lw.linear(c, &shape))
+            .map(|mut v| v.remove(0))
+    }
+
+    /// Flat thread id split into (lane, warp).
+    fn lane_warp(&self) -> Result<(IntValue<'c>, IntValue<'c>)> {
+        let b = &self.llvm.builder;
+        let ws = self.target.warp_size();
+        let lane = b.build_and(self.tid, self.i32_const(ws as u64 - 1), "")?;
+        let warp = b.build_right_shift(self.tid, self.i32_const(ws.trailing_zeros() as u64), false, "")?;
+        Ok((lane, warp))
+    }
+
+    /// Lane id along root dim `d` of `tl`.
+    pub(super) fn lane_along(&self, tl: &BlockedLayout, d: usize) -> Result<IntValue<'c>> {
+        let (lane, _) = self.lane_warp()?;
+        let b = &self.llvm.builder;
+        let x = b.build_right_shift(lane, self.i32_const(tl.lane_shift(d) as u64), false, "")?;
+        Ok(b.build_and(x, self.i32_const(tl.root().threads_per_warp[d] as u64 - 1), "")?)
+    }
+
+    pub(super) fn warp_along(&self, tl: &BlockedLayout, d: usize) -> Result<IntValue<'c>> {
+        let (_, warp) = self.lane_warp()?;
+        let b = &self.llvm.builder;
+        let x = b.build_right_shift(warp, self.i32_const(tl.warp_shift(d) as u64), false, "")?;
+        Ok(b.build_and(x, self.i32_const(tl.root().warps_per_cta[d] as u64 - 1), "")?)
+    }
+
+    /// Logical coordinates of register `r` of this thread under `tl`.
+    pub(super) fn coords(&self, tl: &BlockedLayout, r: u32) -> Result<Vec<IntValue<'c>>> {
+        let root = tl.root();
+        let rd = tl.decompose(r);
+        let b = &self.llvm.builder;
+        let mut out = Vec::with_capacity(tl.shape.len());
+        for d in tl.layout.logical_dims() {
+            let t = b.build_int_mul(self.warp_along(tl, d)?, self.i32_const(root.threads_per_warp[d] as u64), "")?;
+            let t = b.build_int_add(t, self.lane_along(tl, d)?, "")?;
+            let t = b.build_int_mul(t, self.i32_const(root.size_per_thread[d] as u64), "")?;
+            let c = b.build_int_add(t, self.i32_const(tl.reg_offset(d, rd[d]) as u64), "")?;
+            out.push(b.build_and(c, self.i32_const(tl.full[d] as u64 - 1), "")?);
+        }
+        Ok(out)
+    }
+
+    /// Row-major flat index of `coords` in `shape`.
+    pub(super) fn linear(&self, coords: &[IntValue<'c>], shape: &[u32]) -> Result<IntValue<'c>> {
+        let b = &self.llvm.builder;
+        let mut idx = self.i32_const(0);
+        for (c, &n) in coords.iter().zip(shape) {
+            idx = b.build_int_mul(idx, self.i32_const(n as u64), "")?;
+            idx = b.build_int_add(idx, *c, "")?;
+        }
+        Ok(idx)
+    }
+
+    /// The element kind of tensor type `ty` as scratch stores it (None for pointers).
+    pub(super) fn storage_kind(&self, op: Op, ty: Type) -> Result<(Option<ScalarKind>, BasicTypeEnum<'c>, u32)> {
+        let elem = self.module.types.elem(ty);
+        let kind = self.module.types.scalar_kind(elem);
+        let llty = super::llvm_scalar_type(self.llvm, self.module, elem).map_err(|r| self.unsupported(op, r))?;
+        let (st, bytes): (BasicTypeEnum<'c>, u32) = match kind {
+            Some(ScalarKind::I1) => (self.llvm.context.i8_type().into(), 1),
+            Some(k) => (llty, k.bits() / 8),
+            None => (llty, 8),
+        };
+        Ok((kind, st, bytes))
+    }
+
+    /// Starts a scratch use of `bytes` by `op`; returns the scratch base.
+    pub(super) fn scratch_begin(&mut self, op: Op, bytes: u32) -> Result<PointerValue<'c>> {
+        let pos = self.smem.top_level.get(&op).copied();
+        if self.smem.dirty || pos.is_none() {
+            self.target.barrier(self.llvm)?;
+        }
+        // each scratch use is fenced by barriers, so uses are sequential intervals
+        let at = self.smem.requests.len() as u32;
+        self.smem.requests.push(BufferRequest { op, kind: BufferKind::Scratch, bytes, align: 16, start: at, end: at });
+        if let Some(b) = self.smem.base {
+            return Ok(b);
+        }
+        let i8t = self.llvm.context.i8_type();
+        let g = self.llvm.module.add_global(i8t.array_type(0), Some(AddressSpace::from(self.smem.addrspace)), SMEM_NAME);
+        g.set_linkage(Linkage::External);
+        g.set_alignment(16);
+        let p = g.as_pointer_value();
+        self.smem.base = Some(p);
+        Ok(p)
+    }
+
+    /// Between a scratch use's writes and its reads.
+    pub(super) fn scratch_sync(&mut self) -> Result<()> {
+        self.target.barrier(self.llvm)?;
+        self.smem.dirty = false;
+        Ok(())
+    }
+
+    /// After a scratch use's reads.
+    pub(super) fn scratch_end(&mut self) {
+        self.smem.dirty = true;
+    }
+
+    fn scratch_ptr(&self, base: PointerValue<'c>, byte_off: IntValue<'c>) -> Result<PointerValue<'c>> {
+        let i8t = self.llvm.context.i8_type();
+        // SAFETY: a plain byte GEP inside the dynamic shared array
+        Ok(unsafe { self.llvm.builder.build_gep(i8t, base, &[byte_off], "")? })
+    }
+
+    /// Stores `v` as element `idx` of an array of `eb`-byte elements at byte `start` of scratch.
+    pub(super) fn scratch_store(&self, base: PointerValue<'c>, start: u32, idx: IntValue<'c>, eb: u32, kind: Option<ScalarKind>, v: BasicValueEnum<'c>) -> Result<()> {
+        let b = &self.llvm.builder;
+        let off = b.build_int_add(b.build_int_mul(idx, self.i32_const(eb as u64), "")?, self.i32_const(start as u64), "")?;
+        let p = self.scratch_ptr(base, off)?;
+        let v = if kind == Some(ScalarKind::I1) { b.build_int_z_extend(v.into_int_value(), self.llvm.context.i8_type(), "")?.into() } else { v };
+        b.build_store(p, v)?;
+        Ok(())
+    }
+
+    pub(super) fn scratch_load(&self, base: PointerValue<'c>, start: u32, idx: IntValue<'c>, eb: u32, kind: Option<ScalarKind>, st: BasicTypeEnum<'c>) -> Result<BasicValueEnum<'c>> {
+        let b = &self.llvm.builder;
+        let off = b.build_int_add(b.build_int_mul(idx, self.i32_const(eb as u64), "")?, self.i32_const(start as u64), "")?;
+        let p = self.scratch_ptr(base, off)?;
+        let v = b.build_load(st, p, "")?;
+        if kind == Some(ScalarKind::I1) {
+            let v = v.into_int_value();
+            return Ok(b.build_int_compare(IntPredicate::NE, v, v.get_type().const_zero(), "")?.into());
+        }
+        Ok(v)
+    }
+
+    /// Writes each source (row-major, one after another) to scratch, then
+    /// fills each destination layout's registers from flat index
+    /// `index(dst_no, coords)` into that concatenation.
+    pub(super) fn gather(
+        &mut self,
+        op: Op,
+        srcs: &[(BlockedLayout, Regs<'c>)],
+        (kind, st, eb): (Option<ScalarKind>, BasicTypeEnum<'c>, u32),
+        dsts: &[BlockedLayout],
+        index: impl Fn(&Self, usize, &[IntValue<'c>]) -> Result<IntValue<'c>>,
+    ) -> Result<Vec<Regs<'c>>> {
+        let total: u32 = srcs.iter().map(|(l, _)| l.numel).sum();
+        let base = self.scratch_begin(op, total * eb)?;
+        let mut prefix = 0;
+        for (l, regs) in srcs {
+            for (r, &v) in regs.iter().enumerate() {
+                let c = self.coords(l, r as u32)?;
+                let idx = self.linear(&c, &l.shape)?;
+                self.scratch_store(base, prefix * eb, idx, eb, kind, v)?;
+            }
+            prefix += l.numel;
+        }
+        self.scratch_sync()?;
+        let mut out = Vec::with_capacity(dsts.len());
+        for (k, d) in dsts.iter().enumerate() {
+            let mut regs = Vec::with_capacity(d.elems_per_thread() as usize);
+            for r in 0..d.elems_per_thread() {
+                let c = self.coords(d, r)?;
+                let idx = index(self, k, &c)?;
+                regs.push(self.scratch_load(base, 0, idx, eb, kind, st)?);
+            }
+            out.push(regs);
+        }
+        self.scratch_end();
+        Ok(out)
+    }
+
+    /// The kernel's shared memory size, from the scratch requests lowering made.
+    pub(super) fn shared_bytes(&self) -> Result<u32> {
+        let alloc = Allocation::compute(&self.smem.requests).map_err(CodegenError::Llvm)?;
+        // lowering addresses every scratch buffer at 0: valid only while buffers never overlap in time
+        if let Some(b) = alloc.buffers.iter().find(|b| b.offset != 0) {
+            return Err(CodegenError::Llvm(format!("scratch buffer of op {:?} allocated at {} (lowering assumes 0)", b.request.op, b.offset)));
+        }
+        Ok(alloc.total)
+    }
+}
