@@ -3,8 +3,10 @@
 //! under the tensor's `BlockedLayout` (a Vec of LLVM scalars); a scalar is a
 //! Vec of one. One file per op family; this one owns the walk and dispatch.
 mod arith;
+mod atomic;
 mod cast;
 mod convert;
+mod debug;
 mod control;
 mod math;
 mod memory;
@@ -215,6 +217,9 @@ impl<'a, 'c> Lowering<'a, 'c> {
             "load" => self.lower_load(op),
             "store" => self.lower_store(op),
             "barrier" => self.target.barrier(self.llvm),
+            "atomic_rmw" | "atomic_cas" => self.lower_atomic(op),
+            "print" => self.lower_print(op),
+            "assert" => self.lower_assert(op),
             "return" => {
                 if !data.operands.is_empty() {
                     return Err(self.unsupported(op, "kernels return no values"));

@@ -55,6 +55,50 @@ pub struct MemHints {
     pub volatile: bool,
 }
 
+/// Read-modify-write operation of one global atomic (`atomic_rmw`'s `kind`, or CAS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    Add,
+    Max,
+    Min,
+    And,
+    Or,
+    Xor,
+    Xchg,
+    Cas,
+}
+
+/// Memory ordering of an atomic, as `docs/ir.md` spells `sem`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicSem {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+}
+
+/// Threads an atomic is coherent with, as `docs/ir.md` spells `scope`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicScope {
+    Cta,
+    Gpu,
+    Sys,
+}
+
+/// One global atomic on an element of `bits` bits; `float` and `signed`
+/// pick the arithmetic (add of floats, signed or unsigned max/min).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AtomicAccess {
+    pub op: AtomicOp,
+    pub sem: AtomicSem,
+    pub scope: AtomicScope,
+    pub bits: u32,
+    pub float: bool,
+    pub signed: bool,
+    /// bf16 (carried as i16 bits), so float adds need the bf16 instruction.
+    pub bf16: bool,
+}
+
 /// Approximate f32 functions with one target instruction each (Triton's fast math).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ApproxFn {
@@ -119,6 +163,23 @@ pub trait Target {
     /// f32 → f16 (a `half`) or bf16 (its bits as i16, see `lower`), rounded
     /// to nearest even or toward zero (`rtz`).
     fn narrow_f32<'c>(&self, llvm: &Llvm<'c>, value: BasicValueEnum<'c>, to_bf16: bool, rtz: bool) -> Result<BasicValueEnum<'c>>;
+    /// Atomic `access` on global `addr` when `pred` (None = always): `operands`
+    /// is `[value]`, or `[compare, value]` for CAS, in their lowering types
+    /// (bf16 as i16 bits). Returns the old value (zero where `pred` is false).
+    fn atomic_global<'c>(
+        &self,
+        llvm: &Llvm<'c>,
+        addr: PointerValue<'c>,
+        access: AtomicAccess,
+        operands: &[BasicValueEnum<'c>],
+        pred: Option<IntValue<'c>>,
+    ) -> Result<BasicValueEnum<'c>>;
+    /// Device-side printf of `format` (C syntax) with `args` (already
+    /// promoted: i32, i64 or f64), from the calling thread.
+    fn printf<'c>(&self, llvm: &Llvm<'c>, format: &str, args: &[BasicValueEnum<'c>]) -> Result<()>;
+    /// Reports a failed device assertion (message, file, line, function) and
+    /// stops the kernel; the current block ends here (it is terminated).
+    fn assert_fail(&self, llvm: &Llvm<'_>, msg: &str, file: &str, line: u32, function: &str) -> Result<()>;
     /// The target's approximate f32 `func` of `x` (NVPTX: `ex2.approx`, `sqrt.approx`, `rsqrt.approx`).
     fn approx_f32<'c>(&self, llvm: &Llvm<'c>, func: ApproxFn, x: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>>;
 }

@@ -9,9 +9,9 @@ use inkwell::targets::{
 };
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
-use inkwell::OptimizationLevel;
+use inkwell::{AddressSpace, OptimizationLevel};
 
-use super::{Access, ApproxFn, Axis, MemHints, Target};
+use super::{Access, ApproxFn, AtomicAccess, AtomicOp, AtomicScope, AtomicSem, Axis, MemHints, Target};
 use crate::error::{CodegenError, Result};
 use crate::llvm::Llvm;
 
@@ -118,6 +118,69 @@ fn hint_suffix(hints: &MemHints) -> String {
         _ => {}
     }
     s
+}
+
+/// `atom.global` instruction name for `a` on `arch` (PTX ISA 7.4+: every sem
+/// and scope with every op; f16 add since sm_70, bf16 add only on sm_90).
+fn atom_instruction(arch: NvArch, a: AtomicAccess) -> std::result::Result<String, String> {
+    let sem = match a.sem {
+        AtomicSem::Relaxed => "relaxed",
+        AtomicSem::Acquire => "acquire",
+        AtomicSem::Release => "release",
+        AtomicSem::AcqRel => "acq_rel",
+    };
+    let scope = match a.scope {
+        AtomicScope::Cta => "cta",
+        AtomicScope::Gpu => "gpu",
+        AtomicScope::Sys => "sys",
+    };
+    let bits = a.bits;
+    let op_ty = match (a.op, a.float, bits) {
+        (AtomicOp::Add, true, 16) if a.bf16 => {
+            if matches!(arch, NvArch::Sm80 | NvArch::Sm89) {
+                return Err(format!("atomic add of bf16 needs sm_90 (atom.add.noftz.bf16), not {}", arch.name()));
+            }
+            "add.noftz.bf16".to_string()
+        }
+        (AtomicOp::Add, true, 16) => "add.noftz.f16".to_string(),
+        (AtomicOp::Add, true, 32 | 64) => format!("add.f{bits}"),
+        (AtomicOp::Add, false, 32 | 64) => format!("add.u{bits}"),
+        (AtomicOp::Max | AtomicOp::Min, false, 32 | 64) => {
+            let name = if a.op == AtomicOp::Max { "max" } else { "min" };
+            format!("{name}.{}{bits}", if a.signed { 's' } else { 'u' })
+        }
+        (AtomicOp::And | AtomicOp::Or | AtomicOp::Xor | AtomicOp::Xchg, _, 32 | 64) | (AtomicOp::Cas, _, 16 | 32 | 64) => {
+            let name = match a.op {
+                AtomicOp::And => "and",
+                AtomicOp::Or => "or",
+                AtomicOp::Xor => "xor",
+                AtomicOp::Xchg => "exch",
+                _ => "cas",
+            };
+            format!("{name}.b{bits}")
+        }
+        (op, float, bits) => {
+            let ty = if float { "float" } else { "integer" };
+            return Err(format!("no PTX atomic {op:?} on {bits}-bit {ty} elements"));
+        }
+    };
+    Ok(format!("atom.{sem}.{scope}.global.{op_ty}"))
+}
+
+/// A pointer to a NUL-terminated copy of `text` in global memory, as a generic pointer.
+fn global_string<'c>(llvm: &Llvm<'c>, text: &str) -> Result<PointerValue<'c>> {
+    let init = llvm.context.const_string(text.as_bytes(), true);
+    let g = llvm.module.add_global(init.get_type(), Some(AddressSpace::from(1u16)), "tritium_str");
+    g.set_initializer(&init);
+    g.set_constant(true);
+    g.set_linkage(Linkage::Private);
+    g.set_unnamed_addr(true);
+    Ok(llvm.builder.build_address_space_cast(g.as_pointer_value(), llvm.context.ptr_type(AddressSpace::default()), "")?)
+}
+
+/// Declares (once) an external function of the module.
+fn declare<'c>(llvm: &Llvm<'c>, name: &str, ty: inkwell::types::FunctionType<'c>) -> FunctionValue<'c> {
+    llvm.module.get_function(name).unwrap_or_else(|| llvm.module.add_function(name, ty, Some(Linkage::External)))
 }
 
 fn brace_list(first: u32, n: u32) -> String {
@@ -342,6 +405,106 @@ impl Target for Nvptx {
         } else {
             Ok(llvm.builder.build_bit_cast(bits, llvm.context.f16_type(), "")?)
         }
+    }
+
+    fn atomic_global<'c>(
+        &self,
+        llvm: &Llvm<'c>,
+        addr: PointerValue<'c>,
+        access: AtomicAccess,
+        operands: &[BasicValueEnum<'c>],
+        pred: Option<IntValue<'c>>,
+    ) -> Result<BasicValueEnum<'c>> {
+        let instr = atom_instruction(self.arch, access).map_err(|reason| CodegenError::Unsupported {
+            op: if access.op == AtomicOp::Cas { "atomic_cas" } else { "atomic_rmw" }.into(),
+            loc: Default::default(),
+            target: self.name(),
+            reason,
+        })?;
+        let b = &llvm.builder;
+        // every operand travels as bits in an integer register (.b16/.b32/.b64
+        // registers are type-compatible with every PTX type of their size)
+        let int_ty = llvm.context.custom_width_int_type(access.bits);
+        let reg = match access.bits {
+            16 => "h",
+            32 => "r",
+            64 => "l",
+            bits => return Err(CodegenError::Llvm(format!("no PTX register for {bits}-bit atomics"))),
+        };
+        let orig_ty = operands.first().map(|v| v.get_type()).ok_or_else(|| CodegenError::Llvm("atomic without operands".into()))?;
+        let mut args: Vec<BasicValueEnum> = vec![b.build_ptr_to_int(addr, llvm.context.i64_type(), "")?.into()];
+        let mut constraints = vec![format!("={reg}"), "l".into()];
+        if let Some(p) = pred {
+            args.push(p.into());
+            constraints.push("b".into());
+        }
+        let first = args.len() + 1;
+        for &v in operands {
+            args.push(b.build_bit_cast(v, int_ty, "")?);
+            constraints.push(reg.into());
+        }
+        constraints.push("~{memory}".into());
+        let values: Vec<String> = (first..first + operands.len()).map(|i| format!("${i}")).collect();
+        let guard = if pred.is_some() { "@$2 " } else { "" };
+        let asm = format!("{guard}{instr} $0, [$1], {};", values.join(", "));
+        let old = llvm
+            .inline_asm(&asm, &constraints.join(","), Some(int_ty.into()), &args, true)?
+            .ok_or_else(|| CodegenError::Llvm("atomic asm returned nothing".into()))?;
+        // lanes whose predicate is false did not write the output register
+        let old = match pred {
+            Some(p) => b.build_select(p, old.into_int_value(), int_ty.const_zero(), "")?,
+            None => old,
+        };
+        Ok(b.build_bit_cast(old, orig_ty, "")?)
+    }
+
+    fn printf<'c>(&self, llvm: &Llvm<'c>, format: &str, args: &[BasicValueEnum<'c>]) -> Result<()> {
+        let cx = llvm.context;
+        let ptr = cx.ptr_type(AddressSpace::default());
+        let vprintf = declare(llvm, "vprintf", cx.i32_type().fn_type(&[ptr.into(), ptr.into()], false));
+        let fmt = global_string(llvm, format)?;
+        // vprintf reads its arguments from a local buffer laid out like a C struct
+        let buf = if args.is_empty() {
+            ptr.const_null()
+        } else {
+            let fields: Vec<BasicTypeEnum> = args.iter().map(|a| a.get_type()).collect();
+            let st = cx.struct_type(&fields, false);
+            let func = llvm.builder.get_insert_block().and_then(|bb| bb.get_parent());
+            let entry = func.and_then(|f| f.get_first_basic_block()).ok_or_else(|| CodegenError::Llvm("printf outside a function".into()))?;
+            // allocas in the entry block, so a print inside a loop does not grow the stack
+            let at = cx.create_builder();
+            match entry.get_first_instruction() {
+                Some(i) => at.position_before(&i),
+                None => at.position_at_end(entry),
+            }
+            let buf = at.build_alloca(st, "printf_args")?;
+            for (i, &a) in args.iter().enumerate() {
+                let field = llvm.builder.build_struct_gep(st, buf, i as u32, "")?;
+                llvm.builder.build_store(field, a)?;
+            }
+            buf
+        };
+        llvm.builder.build_call(vprintf, &[fmt.into(), buf.into()], "")?;
+        Ok(())
+    }
+
+    fn assert_fail(&self, llvm: &Llvm<'_>, msg: &str, file: &str, line: u32, function: &str) -> Result<()> {
+        let cx = llvm.context;
+        let ptr = cx.ptr_type(AddressSpace::default());
+        // __assertfail is a PTX system call: the driver prints the message and marks the launch failed
+        let ty = cx.void_type().fn_type(&[ptr.into(), ptr.into(), cx.i32_type().into(), ptr.into(), cx.i64_type().into()], false);
+        let assertfail = declare(llvm, "__assertfail", ty);
+        let args = [
+            global_string(llvm, msg)?.into(),
+            global_string(llvm, file)?.into(),
+            cx.i32_type().const_int(line as u64, false).into(),
+            global_string(llvm, function)?.into(),
+            cx.i64_type().const_int(1, false).into(),
+        ];
+        llvm.builder.build_call(assertfail, &args, "")?;
+        llvm.call_intrinsic_void("llvm.trap", &[])?;
+        llvm.builder.build_unreachable()?;
+        Ok(())
     }
 
     fn approx_f32<'c>(&self, llvm: &Llvm<'c>, func: ApproxFn, x: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>> {
