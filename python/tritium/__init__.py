@@ -7,6 +7,7 @@ from .compiler.errors import CompilationError
 from .language.aggregate import aggregate
 from .runtime.autotuner import Config, autotune, heuristics
 from .runtime.jit import JITFunction, KernelInterface, jit
+from . import compile  # noqa: A004  the module is callable: tritium.compile(fn, ...) as in Triton
 
 __version__ = "0.1.0"
 

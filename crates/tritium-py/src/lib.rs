@@ -4,6 +4,8 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod codegen;
+mod key;
+mod runtime;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -88,5 +90,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_text, m)?)?;
     m.add_function(wrap_pyfunction!(roundtrip, m)?)?;
     codegen::register(m)?;
+    key::register(m)?;
+    runtime::register(m)?;
     Ok(())
 }

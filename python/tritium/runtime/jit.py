@@ -164,9 +164,10 @@ class JITFunction(KernelInterface):
                               debug=debug_requested(debug, self.debug)).encode()
 
     def ir_text(self, *args: Any, signature: Any = None, constexprs: dict | None = None,
-                debug: bool | None = None, **kwargs: Any) -> str:
+                arg_attrs: dict | None = None, debug: bool | None = None, **kwargs: Any) -> str:
         from .. import _core
-        data = self.compile_ir(*args, signature=signature, constexprs=constexprs, debug=debug, **kwargs)
+        data = self.compile_ir(*args, signature=signature, constexprs=constexprs, arg_attrs=arg_attrs,
+                               debug=debug, **kwargs)
         _core.verify(data)
         return _core.to_text(data)
 
@@ -207,6 +208,10 @@ class JITFunction(KernelInterface):
         return options, params
 
     def run(self, *args: Any, grid: Any, **kwargs: Any) -> Any:
+        if not (self.interpret or interpret_requested()):
+            from . import driver
+            if driver.available():   # the GPU launch path (runtime/driver.py) binds for itself
+                return driver.launch(self, grid, args, kwargs)
         options, params = self._split_launch(kwargs)
         bound = self.bind_call(args, params)
         if self.interpret or interpret_requested():
@@ -214,11 +219,15 @@ class JITFunction(KernelInterface):
             return runner.run_grid(self, grid, bound, **options)
         _normalize_grid(grid(dict(bound)) if callable(grid) else grid)
         from ..compiler.frontend import compile_kernel
-        compile_kernel(self, self.specialize(bound), debug=debug_requested(options.get("debug"), self.debug))
+        from .specialization import specializer
+        spec = specializer(self)
+        attrs = spec.specialization(spec.key(tuple(bound.values()))).arg_attrs()
+        compile_kernel(self, self.specialize(bound), attrs, debug=debug_requested(options.get("debug"), self.debug))
         if options.get("warmup"):
             return None
-        raise RuntimeError(f"cannot launch '{self.__name__}': no GPU backend is available yet in tritium "
-                           "(the kernel compiled to IR successfully); set TRITIUM_INTERPRET=1 to run it "
+        from . import driver
+        raise RuntimeError(f"cannot launch '{self.__name__}': no CUDA GPU is available ({driver.status()[1]}); "
+                           "the kernel compiled to IR successfully. Set TRITIUM_INTERPRET=1 to run it "
                            "with the NumPy interpreter")
 
     def warmup(self, *args: Any, grid: Any = None, **kwargs: Any) -> bytes:

@@ -1,0 +1,138 @@
+"""Launch-key cost: microseconds to bind arguments and compute the
+specialization key of a 12-argument kernel (6 tensors, 4 ints, 2 floats),
+tritium next to Triton's own binder (`create_function_from_signature` +
+`compute_cache_key`, what `JITFunction.run` does per launch) in the same run.
+
+    .venv/bin/python benches/key_bench.py [--n 200000] [--triton-site DIR]
+
+Tensors are torch CUDA tensors when torch (and a GPU) is there, torch CPU
+tensors with torch alone, else plain objects with `data_ptr()` and `dtype`.
+Without an importable triton, the site-packages of benches/.venv-triton (if
+present) is added to sys.path; Triton's timing is skipped if that fails.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def make_args(use_torch: bool) -> tuple[list, str]:
+    if use_torch:
+        import torch
+        dev = "cuda" if torch.cuda.is_available() else "cpu"
+        ts = [torch.empty(4096, dtype=torch.float32, device=dev) for _ in range(5)]
+        ts.append(torch.empty(4096, dtype=torch.float16, device=dev)[1:])   # one misaligned pointer
+        return ts + [4096, 1, 17, 1 << 20, 0.5, 1e-5], f"torch tensors on {dev}"
+
+    class FakeDtype:
+        def __init__(self, name: str):
+            self.name = name
+
+        def __str__(self) -> str:
+            return "torch." + self.name
+
+    class FakeTensor:
+        def __init__(self, ptr: int, dt: FakeDtype):
+            self._ptr, self.dtype = ptr, dt
+
+        def data_ptr(self) -> int:
+            return self._ptr
+
+    f32, f16 = FakeDtype("float32"), FakeDtype("float16")
+    ts = [FakeTensor(1 << 20 + i, f32) for i in range(5)] + [FakeTensor((1 << 20) + 2, f16)]
+    return ts + [4096, 1, 17, 1 << 20, 0.5, 1e-5], "objects with data_ptr()/dtype (no torch)"
+
+
+def timeit(f, args: list, n: int) -> float:
+    for _ in range(min(n // 10, 10000)):
+        f(*args)
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            f(*args)
+        best = min(best, (time.perf_counter() - t0) / n)
+    return best * 1e6
+
+
+def tritium_keyer():
+    import tritium
+    from tritium.runtime.specialization import specializer
+
+    @tritium.jit
+    def k12(a, b, c, d, e, f, n1, n2, n3, n4, x1, x2):
+        pass
+
+    s = specializer(k12, "cuda")
+    return s.bind, s._native is not None
+
+
+def triton_keyer(site: str | None):
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        sites = [site] if site else glob.glob(str(HERE / ".venv-triton/lib/python*/site-packages"))
+        if not sites:
+            return None, "triton not importable"
+        sys.path.append(sites[0])
+        try:
+            import triton  # noqa: F401
+        except ImportError as e:
+            return None, f"triton not importable ({e})"
+    import triton
+    from triton.runtime.jit import compute_cache_key, create_function_from_signature
+
+    @triton.jit
+    def k12(a, b, c, d, e, f, n1, n2, n3, n4, x1, x2):
+        pass
+
+    try:
+        from triton.runtime.driver import driver
+        target = driver.active.get_current_target()
+    except Exception:
+        from triton.backends.compiler import GPUTarget
+        target = GPUTarget("cuda", 90, 32)
+    from triton.compiler import make_backend
+    backend = make_backend(target)
+    binder = create_function_from_signature(k12.signature, k12.params, backend)
+    kc: dict = {}
+
+    def key(*args):
+        bound, spec, options = binder(*args)
+        return compute_cache_key(kc, spec, options)
+    return key, f"triton {triton.__version__}, target {target.backend}:{target.arch}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=200000)
+    ap.add_argument("--triton-site", default=None)
+    a = ap.parse_args()
+    try:
+        import torch  # noqa: F401
+        use_torch = True
+    except ImportError:
+        use_torch = False
+    args, what = make_args(use_torch)
+    ours, native = tritium_keyer()
+    theirs, tinfo = triton_keyer(a.triton_site)
+    print(f"12-argument key (6 tensors, 4 ints, 2 floats); arguments: {what}")
+    t_ours = timeit(ours, args, a.n)
+    print(f"  tritium ({'Rust KeyPlan' if native else 'Python path'}): {t_ours:8.3f} us")
+    if theirs is None:
+        print(f"  triton: skipped ({tinfo})")
+        return
+    t_theirs = timeit(theirs, args, a.n)
+    print(f"  {tinfo}: {t_theirs:8.3f} us")
+    print(f"  ratio tritium/triton: {t_ours / t_theirs:.3f} (target <= 0.2)")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TRITIUM_INTERPRET", "0")
+    main()

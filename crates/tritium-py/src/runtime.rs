@@ -1,0 +1,231 @@
+//! Python bindings of tritium-runtime: driver status and device attributes,
+//! ptxas, and `CudaKernel` whose `launch` is the per-launch fast path
+//! (argument extraction and packing in Rust, one driver call).
+use std::path::PathBuf;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
+use tritium_runtime::{cuda, ptxas, ArgKind, ArgPack, ArgValue, Error, Image, Kernel};
+
+create_exception!(_core, CudaError, PyRuntimeError, "A CUDA driver call failed; the message names the call and the kernel.");
+create_exception!(_core, CudaUnavailableError, PyRuntimeError, "No CUDA driver (libcuda) could be loaded.");
+create_exception!(_core, PtxasError, PyRuntimeError, "ptxas is missing, failed, or printed an unreadable report.");
+
+fn to_py(e: Error) -> PyErr {
+    match e {
+        Error::NoDriver(_) => CudaUnavailableError::new_err(e.to_string()),
+        Error::Cuda { .. } => CudaError::new_err(e.to_string()),
+        Error::Arg(_) | Error::Invalid(_) => PyValueError::new_err(e.to_string()),
+        Error::Ptxas(_) => PtxasError::new_err(e.to_string()),
+    }
+}
+
+/// (True, driver version) when libcuda loads and initialises, else (False, why).
+#[pyfunction]
+fn cuda_driver_status() -> (bool, String) {
+    match cuda::driver().and_then(|d| d.version()) {
+        Ok(v) => (true, format!("{}.{}", v / 1000, (v % 1000) / 10)),
+        Err(e) => (false, e.to_string()),
+    }
+}
+
+#[pyfunction]
+fn cuda_device_count() -> PyResult<i32> {
+    cuda::driver().and_then(|d| d.device_count()).map_err(to_py)
+}
+
+/// name, capability (major, minor), multiprocessors, max threads/shared memory per block.
+#[pyfunction]
+fn cuda_device_info<'py>(py: Python<'py>, device: i32) -> PyResult<Bound<'py, PyDict>> {
+    let d = cuda::driver().map_err(to_py)?;
+    let info = cuda::Device::get(d, device).and_then(|dev| dev.info(d)).map_err(to_py)?;
+    let out = PyDict::new(py);
+    out.set_item("name", info.name)?;
+    out.set_item("capability", info.capability)?;
+    out.set_item("multiprocessors", info.multiprocessors)?;
+    out.set_item("max_threads_per_block", info.max_threads_per_block)?;
+    out.set_item("max_shared_per_block", info.max_shared_per_block)?;
+    out.set_item("max_shared_per_block_optin", info.max_shared_per_block_optin)?;
+    out.set_item("warp_size", info.warp_size)?;
+    Ok(out)
+}
+
+/// Waits for all work on `device`'s current context.
+#[pyfunction]
+fn cuda_synchronize(device: i32) -> PyResult<()> {
+    let d = cuda::driver().map_err(to_py)?;
+    d.ensure_context(device).and_then(|_| d.synchronize()).map_err(to_py)
+}
+
+/// The ptxas to use (TRITIUM_PTXAS, PATH, then `extra_dirs`), or None.
+#[pyfunction]
+#[pyo3(signature = (extra_dirs = Vec::new()))]
+fn find_ptxas(extra_dirs: Vec<PathBuf>) -> PyResult<Option<PathBuf>> {
+    ptxas::find(&extra_dirs).map_err(to_py)
+}
+
+#[pyfunction]
+fn ptxas_version(path: PathBuf) -> PyResult<String> {
+    ptxas::version(&path).map_err(to_py)
+}
+
+/// Assembles PTX; returns (cubin bytes, {registers, spill_stores, spill_loads, stack_bytes, shared_bytes}).
+#[pyfunction]
+fn ptxas_compile<'py>(py: Python<'py>, path: PathBuf, ptx: &str, arch: &str, kernel: &str) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
+    let (cubin, info) = py.allow_threads(|| ptxas::compile(&path, ptx, arch, kernel)).map_err(to_py)?;
+    let d = PyDict::new(py);
+    d.set_item("registers", info.registers)?;
+    d.set_item("spill_stores", info.spill_stores)?;
+    d.set_item("spill_loads", info.spill_loads)?;
+    d.set_item("stack_bytes", info.stack_bytes)?;
+    d.set_item("shared_bytes", info.shared_bytes)?;
+    Ok((PyBytes::new(py, &cubin), d))
+}
+
+/// One parameter of the Python-level signature: skipped (constexpr) or passed as `kind`.
+struct Param {
+    name: String,
+    kind: Option<ArgKind>,
+}
+
+/// A loaded kernel. `params` lists every parameter of the @jit function in
+/// order as (name, kind) with kind a dtype name, "ptr", or None for constexprs,
+/// so `launch` takes the bound arguments as they are.
+#[pyclass(module = "tritium._core", frozen)]
+struct CudaKernel {
+    kernel: Kernel,
+    params: Vec<Param>,
+    num_args: usize,
+}
+
+fn extract(kind: ArgKind, v: &Bound<'_, PyAny>, name: &str, kernel: &str) -> PyResult<ArgValue> {
+    let py = v.py();
+    if kind == ArgKind::Ptr {
+        if let Ok(i) = v.downcast::<PyInt>() {
+            return Ok(ArgValue::Int(i.extract::<i128>()?));
+        }
+        if let Ok(dp) = v.getattr(intern!(py, "data_ptr")) {
+            return Ok(ArgValue::Ptr(dp.call0()?.extract::<u64>()?));
+        }
+        if let Ok(cai) = v.getattr(intern!(py, "__cuda_array_interface__")) {
+            return Ok(ArgValue::Ptr(cai.get_item("data")?.get_item(0)?.extract::<u64>()?));
+        }
+        return Err(PyTypeError::new_err(format!(
+            "kernel '{kernel}', argument '{name}': expected a GPU tensor (data_ptr() or __cuda_array_interface__), got {}",
+            v.get_type().name()?
+        )));
+    }
+    if let Ok(b) = v.downcast::<PyBool>() {
+        return Ok(ArgValue::Bool(b.is_true()));
+    }
+    if let Ok(i) = v.downcast::<PyInt>() {
+        return i.extract::<i128>().map(ArgValue::Int).map_err(|_| {
+            PyValueError::new_err(format!("kernel '{kernel}', argument '{name}': integer does not fit in 128 bits"))
+        });
+    }
+    if let Ok(f) = v.downcast::<PyFloat>() {
+        return Ok(ArgValue::Float(f.value()));
+    }
+    // numpy scalars and other number-likes
+    if let Ok(item) = v.call_method0(intern!(py, "item")) {
+        if !item.is(v) && !item.is_instance_of::<PyString>() {
+            return extract(kind, &item, name, kernel);
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "kernel '{kernel}', argument '{name}': expected a number, got {}",
+        v.get_type().name()?
+    )))
+}
+
+#[pymethods]
+impl CudaKernel {
+    #[new]
+    #[pyo3(signature = (image, name, params, num_warps = 4, shared_bytes = 0, device = 0))]
+    fn new(py: Python<'_>, image: &Bound<'_, PyAny>, name: &str, params: Vec<(String, Option<String>)>, num_warps: u32,
+           shared_bytes: u32, device: i32) -> PyResult<CudaKernel> {
+        let params = params
+            .into_iter()
+            .map(|(n, k)| Ok(Param { kind: k.map(|k| ArgKind::parse(&k)).transpose().map_err(to_py)?, name: n }))
+            .collect::<PyResult<Vec<_>>>()?;
+        let kernel = if let Ok(b) = image.downcast::<PyBytes>() {
+            let bytes = b.as_bytes().to_vec();
+            py.allow_threads(|| Kernel::load(device, Image::Cubin(&bytes), name, num_warps, shared_bytes))
+        } else if let Ok(s) = image.downcast::<PyString>() {
+            let text = s.to_str()?.to_string();
+            py.allow_threads(|| Kernel::load(device, Image::Ptx(&text), name, num_warps, shared_bytes))
+        } else {
+            return Err(PyTypeError::new_err("image must be cubin bytes or PTX text"));
+        }
+        .map_err(to_py)?;
+        let num_args = params.iter().filter(|p| p.kind.is_some()).count();
+        Ok(CudaKernel { kernel, params, num_args })
+    }
+
+    /// Launches on `stream` with `args` (every parameter, in order; constexpr
+    /// positions are skipped).
+    fn launch(&self, gx: u64, gy: u64, gz: u64, stream: u64, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        let name = &self.kernel.name;
+        if args.len() != self.params.len() {
+            return Err(PyTypeError::new_err(format!(
+                "kernel '{name}' takes {} arguments, got {}", self.params.len(), args.len()
+            )));
+        }
+        let mut pack = ArgPack::with_capacity(self.num_args);
+        for (p, v) in self.params.iter().zip(args.iter()) {
+            if let Some(kind) = p.kind {
+                let value = extract(kind, &v, &p.name, name)?;
+                pack.push(kind, value, &p.name).map_err(|e| PyValueError::new_err(format!("kernel '{name}', {e}")))?;
+            }
+        }
+        self.kernel.launch([gx, gy, gz], stream, &mut pack).map_err(to_py)
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        &self.kernel.name
+    }
+    #[getter]
+    fn num_regs(&self) -> i32 {
+        self.kernel.attributes.num_regs
+    }
+    #[getter]
+    fn local_bytes(&self) -> i32 {
+        self.kernel.attributes.local_bytes
+    }
+    #[getter]
+    fn static_shared_bytes(&self) -> i32 {
+        self.kernel.attributes.static_shared_bytes
+    }
+    #[getter]
+    fn shared_bytes(&self) -> u32 {
+        self.kernel.shared_bytes
+    }
+    #[getter]
+    fn num_warps(&self) -> u32 {
+        self.kernel.threads_per_block / 32
+    }
+    #[getter]
+    fn device(&self) -> i32 {
+        self.kernel.device
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("CudaError", py.get_type::<CudaError>())?;
+    m.add("CudaUnavailableError", py.get_type::<CudaUnavailableError>())?;
+    m.add("PtxasError", py.get_type::<PtxasError>())?;
+    m.add_class::<CudaKernel>()?;
+    m.add_function(wrap_pyfunction!(cuda_driver_status, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda_device_count, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda_device_info, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda_synchronize, m)?)?;
+    m.add_function(wrap_pyfunction!(find_ptxas, m)?)?;
+    m.add_function(wrap_pyfunction!(ptxas_version, m)?)?;
+    m.add_function(wrap_pyfunction!(ptxas_compile, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,185 @@
+"""The CUDA side of `kernel[grid](...)`: is a driver there, which device and
+stream (PyTorch's current ones when torch is in use), where ptxas is, and the
+per-kernel launcher: key → in-memory table → disk cache → compile → load →
+launch through `_core.CudaKernel.launch` (argument packing in Rust)."""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from .. import _core
+
+
+@functools.lru_cache(maxsize=None)
+def status() -> tuple[bool, str]:
+    """(True, "driver version, N device(s)") or (False, why not)."""
+    ok, text = _core.cuda_driver_status()
+    if not ok:
+        return False, text
+    try:
+        n = _core.cuda_device_count()
+    except RuntimeError as e:
+        return False, str(e)
+    if n == 0:
+        return False, f"the CUDA driver ({text}) reports no device"
+    return True, f"CUDA driver {text}, {n} device(s)"
+
+
+def available() -> bool:
+    return status()[0]
+
+
+def _torch() -> Any:
+    # only a torch the program already imported: tritium never imports it itself
+    return sys.modules.get("torch")
+
+
+def current_device() -> int:
+    torch = _torch()
+    if torch is not None and torch.cuda.is_initialized():
+        return torch.cuda.current_device()
+    return 0
+
+
+def current_stream(device: int) -> int:
+    """PyTorch's current stream on `device` when torch is in use, else the default stream (0)."""
+    torch = _torch()
+    if torch is None or not torch.cuda.is_initialized():
+        return 0
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(device)
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+@functools.lru_cache(maxsize=None)
+def device_info(device: int) -> dict:
+    return dict(_core.cuda_device_info(device))
+
+
+def target_for(device: int) -> str:
+    major, minor = device_info(device)["capability"]
+    return f"cuda:{major}{minor}"
+
+
+def synchronize(device: int | None = None) -> None:
+    _core.cuda_synchronize(current_device() if device is None else device)
+
+
+# -- ptxas -----------------------------------------------------------------------
+
+def ptxas_search_dirs() -> list[str]:
+    """Where pip-installed ptxas binaries live: the nvidia-cuda-nvcc wheels'
+    bin dirs, then the copy an installed Triton bundles."""
+    dirs = []
+    for entry in sys.path:
+        base = Path(entry or ".")
+        for rel in ("nvidia/cuda_nvcc/bin", "nvidia/cu13/bin", "triton/backends/nvidia/bin"):
+            d = base / rel
+            if d.is_dir():
+                dirs.append(str(d))
+    return dirs
+
+
+@functools.lru_cache(maxsize=None)
+def _ptxas_cached(env: str) -> str | None:
+    found = _core.find_ptxas(ptxas_search_dirs())
+    return str(found) if found is not None else None
+
+
+def ptxas_path() -> str | None:
+    """The ptxas to use, or None (then the driver JIT-compiles PTX).
+    TRITIUM_PTXAS=/path picks one; TRITIUM_PTXAS= (empty) is "search"."""
+    return _ptxas_cached(os.environ.get("TRITIUM_PTXAS", ""))
+
+
+@functools.lru_cache(maxsize=None)
+def _version(path: str) -> str:
+    return _core.ptxas_version(path)
+
+
+def ptxas_version() -> str | None:
+    p = ptxas_path()
+    return _version(p) if p else None
+
+
+# -- the JIT launcher ------------------------------------------------------------
+
+class Launcher:
+    """Per-JITFunction launch state: its Specializer and the table of loaded
+    kernels by (key, options, device)."""
+
+    def __init__(self, jit_fn: Any):
+        from .specialization import specializer
+        self.jit_fn = jit_fn
+        self.spec = specializer(jit_fn, "cuda")
+        self.names = [p.name for p in jit_fn.params]
+        self.table: dict = {}
+
+    def __call__(self, grid: Any, args: tuple, kwargs: dict) -> Any:
+        key, bound, options = self.spec.bind(*args, **kwargs)
+        device = current_device()
+        if options:
+            num_warps = options.get("num_warps", 4)
+            num_stages = options.get("num_stages", 3)
+            tkey = (key, num_warps, num_stages, options.get("debug"), device)
+        else:
+            num_warps, num_stages = 4, 3
+            tkey = (key, 4, 3, None, device)
+        kernel = self.table.get(tkey)
+        if kernel is None:
+            kernel = self.table[tkey] = self._compile(key, num_warps, num_stages, options.get("debug"), device)
+        if options.get("warmup"):
+            return kernel
+        if callable(grid):
+            grid = grid({**dict(zip(self.names, bound)), **options})
+        gx, gy, gz = _grid3(grid)
+        stream = options.get("stream")
+        kernel.launch(gx, gy, gz, current_stream(device) if stream is None else int(stream), bound)
+        return kernel
+
+    def _compile(self, key: tuple, num_warps: int, num_stages: int, debug: Any, device: int) -> Any:
+        from . import cache
+        from ..compile import CompiledKernel, compile_ir_bytes, param_kinds
+        from ..compiler.frontend import compile_kernel
+        from .jit import debug_requested
+        dbg = debug_requested(debug, self.jit_fn.debug)
+        target = target_for(device)
+        options = {"num_warps": num_warps, "num_stages": num_stages, "debug": dbg}
+        disk_key = cache.kernel_key(self.jit_fn, target, options, self.spec.key_text(key))
+        files = cache.get(disk_key)
+        compiled = None
+        if files is not None:
+            try:
+                compiled = CompiledKernel.from_files(files)
+            except (KeyError, ValueError, UnicodeDecodeError):
+                compiled = None          # unreadable entry: recompile and overwrite
+        if compiled is None:
+            spec = self.spec.specialization(key)
+            ir = compile_kernel(self.jit_fn, spec.signature, spec.arg_attrs(), debug=dbg).encode()
+            compiled = compile_ir_bytes(ir, self.jit_fn.__name__, param_kinds(spec.signature), target,
+                                        num_warps, num_stages)
+            cache.put(disk_key, compiled.to_files())
+        return compiled.load(device)
+
+
+def _grid3(grid: Any) -> tuple[int, int, int]:
+    if type(grid) is tuple and 1 <= len(grid) <= 3 and all(type(g) is int and g >= 0 for g in grid):
+        return grid + (1,) * (3 - len(grid))           # the common case, no conversions
+    from .jit import _normalize_grid
+    return _normalize_grid(grid)
+
+
+def launch(jit_fn: Any, grid: Any, args: tuple, kwargs: dict) -> Any:
+    """`jit_fn[grid](*args, **kwargs)` on the GPU."""
+    launcher = jit_fn.__dict__.get("_cuda_launcher")
+    if launcher is None:
+        launcher = jit_fn.__dict__["_cuda_launcher"] = Launcher(jit_fn)
+    return launcher(grid, args, kwargs)
+
+
+__all__ = ["Launcher", "available", "current_device", "current_stream", "device_info", "launch", "ptxas_path",
+           "ptxas_search_dirs", "ptxas_version", "status", "synchronize", "target_for"]
