@@ -19,6 +19,8 @@ export PYO3_ENVIRONMENT_SIGNATURE
 cargo_rc=0
 echo "== cargo test --workspace --release"
 cargo test --workspace --release --quiet || cargo_rc=$?
+echo "== fuzz smoke"
+bash scripts/fuzz_smoke.sh || cargo_rc=$?
 
 echo "== pytest tests"
 pytest_log="$(mktemp)"

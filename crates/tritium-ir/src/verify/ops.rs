@@ -205,9 +205,14 @@ impl Checker<'_> {
                 let regions = self.f.ops[op].regions.clone();
                 self.block_args(regions[0], &ops, "before")?;
                 if let Some(cond) = self.terminator(regions[0], "condition") {
+                    // This rule runs before the region's own ops are checked,
+                    // so the terminator's arity is not known to be valid yet.
                     let c = self.operand_types(cond);
-                    if self.kind(c[0]) != Some(ScalarKind::I1) || self.m.types.is_tensor(c[0]) {
-                        return Err(format!("'condition' must start with an i1 scalar, got {}", self.show(c[0])));
+                    let Some(&flag) = c.first() else {
+                        return Err("'condition' must start with an i1 scalar, got no operands".into());
+                    };
+                    if self.kind(flag) != Some(ScalarKind::I1) || self.m.types.is_tensor(flag) {
+                        return Err(format!("'condition' must start with an i1 scalar, got {}", self.show(flag)));
                     }
                     if c[1..] != res[..] {
                         return Err(format!(

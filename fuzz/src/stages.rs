@@ -1,0 +1,53 @@
+//! The compiler stages a generated module goes through, in order. Each stage
+//! takes the module and returns the module the next stage sees; a valid module
+//! must pass every stage, so any error is a bug. Adding a stage (an analysis,
+//! a transform, codegen) is one line in `STAGES`.
+use tritium_ir::{decode, encode, parse, print, verify, Module};
+
+pub type Stage = fn(Module) -> Result<Module, String>;
+
+pub const STAGES: &[(&str, Stage)] = &[
+    ("verify", verify_stage),
+    ("encode → decode", binary_roundtrip),
+    ("print → parse", text_roundtrip),
+];
+
+/// Runs every stage, verifying after each; `Err` names the stage that failed.
+pub fn run_all(mut m: Module) -> Result<Module, String> {
+    for (name, stage) in STAGES {
+        m = stage(m).map_err(|e| format!("stage '{name}': {e}"))?;
+        verify(&m).map_err(|e| format!("after stage '{name}': module no longer verifies: {e}"))?;
+    }
+    Ok(m)
+}
+
+fn verify_stage(m: Module) -> Result<Module, String> {
+    verify(&m).map_err(|e| e.to_string())?;
+    Ok(m)
+}
+
+/// The binary form must decode to a module that encodes to the same bytes.
+fn binary_roundtrip(m: Module) -> Result<Module, String> {
+    let bytes = encode(&m);
+    let decoded = decode(&bytes).map_err(|e| format!("decode of encoded module: {e}"))?;
+    if encode(&decoded) != bytes {
+        return Err("decode → encode changes the bytes".into());
+    }
+    if print(&decoded) != print(&m) {
+        return Err("decoded module prints differently".into());
+    }
+    Ok(decoded)
+}
+
+/// The text form must parse back to the same module and print identically.
+fn text_roundtrip(m: Module) -> Result<Module, String> {
+    let text = print(&m);
+    let parsed = parse(&text).map_err(|e| format!("parse of printed module: {e}"))?;
+    if encode(&parsed) != encode(&m) {
+        return Err("print → parse changes the module".into());
+    }
+    if print(&parsed) != text {
+        return Err("print → parse → print changes the text".into());
+    }
+    Ok(parsed)
+}
