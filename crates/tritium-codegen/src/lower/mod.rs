@@ -11,6 +11,7 @@ mod control;
 mod math;
 mod memory;
 mod reduce;
+mod scan;
 mod shape;
 mod tensor;
 
@@ -196,6 +197,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
     fn lower_op(&mut self, op: Op) -> Result<()> {
         if self.lower_layout_op(op)? {
             return Ok(());
+        }
+        // scan keeps its operand's layout (native or not), so it skips prepare_operands
+        if self.op(op).opcode.name() == "scan" {
+            return self.lower_scan(op);
         }
         self.prepare_operands(op)?;
         let data = self.op(op);
