@@ -26,7 +26,7 @@ echo "== pytest tests"
 pytest_log="$(mktemp)"
 trap 'rm -f "$pytest_log"' EXIT
 pytest_rc=0
-"$PY" -m pytest -q tests 2>&1 | tee "$pytest_log" || pytest_rc=${PIPESTATUS[0]}
+"$PY" -m pytest -q tests benches/tests 2>&1 | tee "$pytest_log" || pytest_rc=${PIPESTATUS[0]}
 
 if ((cargo_rc != 0)); then
   echo "test.sh: cargo test FAILED (exit $cargo_rc, output above)" >&2

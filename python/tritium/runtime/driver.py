@@ -40,7 +40,8 @@ def _torch() -> Any:
 def current_device() -> int:
     torch = _torch()
     if torch is not None and torch.cuda.is_initialized():
-        return torch.cuda.current_device()
+        get = getattr(torch._C, "_cuda_getDevice", None)   # what current_device() calls, minus its checks
+        return get() if get is not None else torch.cuda.current_device()
     return 0
 
 
@@ -167,8 +168,22 @@ class Launcher:
 
 
 def _grid3(grid: Any) -> tuple[int, int, int]:
-    if type(grid) is tuple and 1 <= len(grid) <= 3 and all(type(g) is int and g >= 0 for g in grid):
-        return grid + (1,) * (3 - len(grid))           # the common case, no conversions
+    # the common case (a tuple of 1-3 non-negative ints) without a generator:
+    # this runs on every launch
+    if type(grid) is tuple:
+        n = len(grid)
+        if n == 1:
+            g = grid[0]
+            if type(g) is int and g >= 0:
+                return g, 1, 1
+        elif n == 2:
+            a, b = grid
+            if type(a) is int and type(b) is int and a >= 0 and b >= 0:
+                return a, b, 1
+        elif n == 3:
+            a, b, c = grid
+            if type(a) is int and type(b) is int and type(c) is int and a >= 0 and b >= 0 and c >= 0:
+                return grid
     from .jit import _normalize_grid
     return _normalize_grid(grid)
 
