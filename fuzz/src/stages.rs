@@ -2,6 +2,7 @@
 //! takes the module and returns the module the next stage sees; a valid module
 //! must pass every stage, so any error is a bug. Adding a stage (an analysis,
 //! a transform, codegen) is one line in `STAGES`.
+use tritium_codegen::{compile_ptx, CodegenError, Options};
 use tritium_ir::{decode, encode, parse, print, verify, Module};
 
 pub type Stage = fn(Module) -> Result<Module, String>;
@@ -10,6 +11,7 @@ pub const STAGES: &[(&str, Stage)] = &[
     ("verify", verify_stage),
     ("encode → decode", binary_roundtrip),
     ("print → parse", text_roundtrip),
+    ("nvptx codegen", nvptx_codegen),
 ];
 
 /// Runs every stage, verifying after each; `Err` names the stage that failed.
@@ -50,4 +52,15 @@ fn text_roundtrip(m: Module) -> Result<Module, String> {
         return Err("print → parse → print changes the text".into());
     }
     Ok(parsed)
+}
+
+/// LLVM IR generation, O3 and PTX emission for sm_90a. Ops the backend does
+/// not lower yet and modules without a kernel are expected answers; anything
+/// else (an LLVM module failing LLVM's verifier, an LLVM error, a panic) is a bug.
+fn nvptx_codegen(m: Module) -> Result<Module, String> {
+    let options = Options::new("sm_90a", 4).map_err(|e| e.to_string())?;
+    match compile_ptx(&m, &options) {
+        Ok(_) | Err(CodegenError::Unsupported { .. }) | Err(CodegenError::Option(_)) => Ok(m),
+        Err(e) => Err(e.to_string()),
+    }
 }

@@ -95,7 +95,7 @@ class CompiledKernel:
         if k is None:
             from . import _core
             image = self.asm.get("cubin") or self.asm["ptx"]
-            k = _core.CudaKernel(image, self.name, self.params, num_warps=self.metadata["num_warps"],
+            k = _core.CudaKernel(image, self.metadata.get("symbol", self.name), self.params, num_warps=self.metadata["num_warps"],
                                  shared_bytes=self.metadata.get("dynamic_shared", 0), device=device)
             if self.metadata.get("registers") is None:   # driver JIT: only the driver knows
                 self.metadata["registers"] = k.num_regs
@@ -140,6 +140,8 @@ def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, n
                             "spill_stores": 0, "spill_loads": 0, "stack_bytes": 0, "ptxas": None}
     out = _core.compile_ptx(ir, arch=target.codegen_arch, num_warps=num_warps)
     asm["llir"], asm["ptx"] = out["llir"], out["ptx"]
+    # the PTX entry name: the kernel's name unless it is not a valid PTX identifier
+    meta["symbol"] = out["kernels"][0] if out["kernels"] else name
     # scratch for reductions and layout conversions: the kernel's dynamic shared memory
     meta["dynamic_shared"] = int(out["shared"])
     meta["shared"] = meta["dynamic_shared"]
@@ -147,7 +149,7 @@ def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, n
         from .runtime import driver
         ptxas = driver.ptxas_path()
         if ptxas is not None:
-            cubin, info = _core.ptxas_compile(ptxas, asm["ptx"], target.sass_arch, name)
+            cubin, info = _core.ptxas_compile(ptxas, asm["ptx"], target.sass_arch, meta["symbol"])
             asm["cubin"] = cubin
             meta.update(registers=info["registers"], spill_stores=info["spill_stores"],
                         spill_loads=info["spill_loads"], stack_bytes=info["stack_bytes"],

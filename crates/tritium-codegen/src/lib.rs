@@ -6,6 +6,7 @@ pub mod contiguity;
 pub mod emit;
 pub mod error;
 pub mod layout;
+pub mod symbol;
 pub mod llvm;
 mod lower;
 pub mod target;
@@ -40,10 +41,28 @@ pub struct CompiledPtx {
     pub ptx: String,
     /// Dynamic shared memory the kernel needs, in bytes (the largest kernel's).
     pub shared: u32,
+    /// The PTX entry name of each kernel, in module order (`symbol::symbol_name`).
+    pub kernels: Vec<String>,
+}
+
+/// Where `compile_ptx_until` stops: after generating LLVM IR, after LLVM's
+/// optimization pipeline, or after PTX emission (the whole of `compile_ptx`).
+/// Exists so benchmarks can time each stage (as differences of prefixes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum StopAfter {
+    Lower,
+    Optimize,
+    Emit,
 }
 
 /// Compiles every kernel of `module` (verified first) to one PTX module.
 pub fn compile_ptx(module: &tritium_ir::Module, options: &Options) -> Result<CompiledPtx> {
+    compile_ptx_until(module, options, StopAfter::Emit)
+}
+
+/// `compile_ptx`, stopped after `stop`; `llir` and `ptx` are empty for the
+/// stages not reached.
+pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: StopAfter) -> Result<CompiledPtx> {
     tritium_ir::verify(module)?;
     let target = Nvptx::new(options.arch);
     let machine = target.target_machine()?;
@@ -51,7 +70,7 @@ pub fn compile_ptx(module: &tritium_ir::Module, options: &Options) -> Result<Com
     let llvm = llvm::Llvm::new(&context, "tritium");
     llvm.module.set_triple(&TargetTriple::create(target.triple()));
     llvm.module.set_data_layout(&machine.get_target_data().get_data_layout());
-    let mut kernels = 0;
+    let mut kernels = Vec::new();
     let mut shared = 0;
     for (id, f) in module.funcs.iter() {
         if !f.kernel && !f.noinline {
@@ -59,15 +78,21 @@ pub fn compile_ptx(module: &tritium_ir::Module, options: &Options) -> Result<Com
             continue;
         }
         shared = shared.max(lower::lower_kernel(&llvm, &target, module, id, options.num_warps)?);
-        kernels += 1;
+        kernels.push(symbol::symbol_name(&f.name));
     }
-    if kernels == 0 {
+    if kernels.is_empty() {
         return Err(CodegenError::Option("the module has no kernel function".into()));
     }
+    if stop == StopAfter::Lower {
+        return Ok(CompiledPtx { llir: String::new(), ptx: String::new(), shared, kernels });
+    }
     emit::optimize(&llvm, &machine)?;
+    if stop == StopAfter::Optimize {
+        return Ok(CompiledPtx { llir: String::new(), ptx: String::new(), shared, kernels });
+    }
     let llir = llvm.module.print_to_string().to_string();
     let ptx = emit::emit_text(&llvm, &target, &machine)?;
-    Ok(CompiledPtx { llir, ptx, shared })
+    Ok(CompiledPtx { llir, ptx, shared, kernels })
 }
 
 /// Parses tile IR text, then `compile_ptx` (for tests and tools).

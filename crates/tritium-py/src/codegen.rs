@@ -30,6 +30,7 @@ fn compile_ptx<'py>(py: Python<'py>, ir_bytes: &[u8], arch: &str, num_warps: u32
     d.set_item("llir", out.llir)?;
     d.set_item("ptx", out.ptx)?;
     d.set_item("shared", out.shared)?;
+    d.set_item("kernels", out.kernels)?;
     Ok(d)
 }
 

@@ -71,7 +71,7 @@ pub fn lower_kernel(llvm: &Llvm<'_>, target: &dyn Target, module: &Module, func_
         params.push(llvm_scalar_type(llvm, module, ty).map_err(|r| unsupported("func", r))?.into());
     }
     let fn_type = llvm.context.void_type().fn_type(&params, false);
-    let f = llvm.module.add_function(&func.name, fn_type, None);
+    let f = llvm.module.add_function(&crate::symbol::symbol_name(&func.name), fn_type, None);
     target.mark_kernel(llvm, f, num_warps * target.warp_size())?;
     let entry = llvm.context.append_basic_block(f, "entry");
     llvm.builder.position_at_end(entry);
