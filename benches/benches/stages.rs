@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use tritium_benches::{kernels_dir, load_kernels, Kernel};
+use tritium_codegen::{compile_ptx_until, Options, StopAfter};
 
 /// The compiler stages, in pipeline order: a name and what it runs on a
 /// kernel prepared outside the timed loop. A stage that mutates the module
@@ -30,7 +31,28 @@ const STAGES: &[Stage] = &[
         drop(black_box(tritium_ir::print(black_box(&k.module))))
     }),
     ("clone", |k| drop(black_box(black_box(&k.module).clone()))),
+    // Codegen stages are prefixes of one pipeline (LLVM's context cannot
+    // outlive a stage), so each row includes the ones before it:
+    // optimize - lower is LLVM's O3, emit - optimize is PTX emission.
+    ("llvm_lower", |k| codegen(k, StopAfter::Lower)),
+    ("llvm_optimize", |k| codegen(k, StopAfter::Optimize)),
+    ("ptx_emit", |k| codegen(k, StopAfter::Emit)),
 ];
+
+fn codegen(k: &Kernel, stop: StopAfter) {
+    let options = Options::new("sm_90", 4).expect("sm_90 with 4 warps is a valid target");
+    drop(black_box(compile_ptx_until(black_box(&k.module), &options, stop)))
+}
+
+/// Codegen stages only run on kernels the backend can compile (it does not
+/// lower every op yet); timing an early error would mislead.
+fn supported(stage: &str, k: &Kernel) -> bool {
+    if !stage.starts_with("llvm_") && stage != "ptx_emit" {
+        return true;
+    }
+    let options = Options::new("sm_90", 4).expect("valid target");
+    compile_ptx_until(&k.module, &options, StopAfter::Lower).is_ok()
+}
 
 fn stages(c: &mut Criterion) {
     let kernels = match load_kernels(&kernels_dir()) {
@@ -39,7 +61,7 @@ fn stages(c: &mut Criterion) {
     };
     for &(stage, run) in STAGES {
         let mut group = c.benchmark_group(stage);
-        for k in &kernels {
+        for k in kernels.iter().filter(|k| supported(stage, k)) {
             group.throughput(Throughput::Elements(k.ops));
             group.bench_function(&k.name, |b| b.iter(|| run(k)));
         }
