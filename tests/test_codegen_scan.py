@@ -114,23 +114,38 @@ def compile_case(k, sig: str, consts: dict, warps: int, arch: str = "sm_90a", at
     return _core.compile_ptx(k.compile_ir(signature=sig, constexprs=consts, arg_attrs=attrs), arch, warps)
 
 
+def all_aligned(k) -> dict:
+    """16-byte facts on every runtime argument: the layout then gives each
+    thread 16-byte chunks, as for tensors launched from PyTorch."""
+    return {p.name: ALIGNED for p in k.params if not p.is_constexpr}
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("name,k,sig,consts,warps", SCAN_CASES, ids=[c[0] for c in SCAN_CASES])
 def test_scans_compile_and_pass_ptxas(name, k, sig, consts, warps, arch, tmp_path):
-    out = compile_case(k, sig, consts, warps, arch)
+    # aligned: every case has several lanes along the scanned axis, so the warp step runs
+    out = compile_case(k, sig, consts, warps, arch, attrs=all_aligned(k))
     assert "shfl.sync.idx.b32" in out["ptx"] or warps == 1 and consts.get("BLOCK", 0) <= 32
     ptxas(out["ptx"], arch, tmp_path)
+    # without facts each thread owns one element per stripe (coalesced scalar
+    # accesses); the scan must compile for that layout too
+    ptxas(compile_case(k, sig, consts, warps, arch)["ptx"], arch, tmp_path)
 
 
 def test_scan_shared_memory_follows_warps():
-    # 1024 f32 on 4 warps: 4 per thread, 2 reps of 512: 2 × 4 warp totals
-    out = compile_case(cumsum_kernel, "*fp32, *fp32, i32", dict(BLOCK=1024, REVERSE=False), 4)
+    # 1024 f32 on 4 warps, aligned: 4 per thread, 2 reps of 512: 2 × 4 warp totals
+    out = compile_case(cumsum_kernel, "*fp32, *fp32, i32", dict(BLOCK=1024, REVERSE=False), 4,
+                       attrs=all_aligned(cumsum_kernel))
     assert out["shared"] == 32 and "bar.sync" in out["ptx"]
+    # unaligned: 1 per thread per stripe, 8 reps of 128: 8 × 4 warp totals
+    out = compile_case(cumsum_kernel, "*fp32, *fp32, i32", dict(BLOCK=1024, REVERSE=False), 4)
+    assert out["shared"] == 128
     # one warp: shuffles only
     out = compile_case(cumsum_kernel, "*fp32, *fp32, i32", dict(BLOCK=1024, REVERSE=False), 1)
     assert out["shared"] == 0 and "bar.sync" not in out["ptx"]
     # (value, index) pairs: each operand's totals in its own 16-byte aligned region
-    out = compile_case(running_argmax_kernel, "*fp32, *fp32, *i32", dict(BLOCK=1024, REVERSE=False), 4)
+    out = compile_case(running_argmax_kernel, "*fp32, *fp32, *i32", dict(BLOCK=1024, REVERSE=False), 4,
+                       attrs=all_aligned(running_argmax_kernel))
     assert out["shared"] == 64
 
 

@@ -5,9 +5,10 @@
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValueEnum;
 use inkwell::IntPredicate;
-use tritium_ir::{Attr, Op, ScalarKind, Value};
+use tritium_ir::{Attr, Function, Module, Op, Region, ScalarKind, Value};
 
 use super::Lowering;
+use crate::contiguity::Contiguity;
 use crate::error::Result;
 use crate::layout::elem_bytes;
 use crate::target::{Access, MemHints};
@@ -215,5 +216,48 @@ fn to_storage<'c>(lw: &Lowering<'_, 'c>, v: BasicValueEnum<'c>, kind: ScalarKind
         Ok(lw.llvm.builder.build_int_z_extend(v.into_int_value(), lw.llvm.context.i8_type(), "")?.into())
     } else {
         Ok(v)
+    }
+}
+
+/// The widest global access (bytes per thread per instruction) any tensor
+/// `load`/`store` of `func` can use, judged from contiguity, alignment and
+/// mask constancy alone, capped at `max_bytes`; `max_bytes` when there is
+/// none. Layout assignment sizes `size_per_thread` from this: when no access
+/// can be vectorised, owning several consecutive elements per thread only
+/// makes each scalar access of a warp stride over 4x the cache lines (4x the
+/// L1 wavefronts, 4x the partial-sector writes to L2), where one element per
+/// lane makes it a single coalesced 128-byte line.
+pub(crate) fn widest_access_bytes(module: &Module, func: &Function, facts: &Contiguity, max_bytes: u32) -> u32 {
+    let mut widest: Option<u32> = None;
+    widest_in(module, func, facts, max_bytes, func.body, &mut widest);
+    widest.unwrap_or(max_bytes)
+}
+
+fn widest_in(module: &Module, func: &Function, facts: &Contiguity, max_bytes: u32, region: Region, widest: &mut Option<u32>) {
+    let types = &module.types;
+    for &op in &func.region_block(region).ops {
+        let data = &func.ops[op];
+        for &r in &data.regions {
+            widest_in(module, func, facts, max_bytes, r, widest);
+        }
+        let mask = match data.opcode.name() {
+            "load" => data.operands.get(1).copied(),
+            "store" => data.operands.get(2).copied(),
+            _ => continue,
+        };
+        let Some(&ptr) = data.operands.first() else { continue };
+        let ty = func.value_type(ptr);
+        if !types.is_tensor(ty) {
+            continue;
+        }
+        let Some(kind) = types.pointee(ty).and_then(|p| types.scalar_kind(p)) else { continue };
+        let eb = elem_bytes(kind) as u64;
+        let f = facts.get(ptr);
+        let mut vec = f.contiguity.min((f.divisibility / eb).max(1)).min((max_bytes as u64 / eb).max(1));
+        if let Some(m) = mask {
+            vec = vec.min(facts.get(m).constancy);
+        }
+        let bytes = (pow2_floor(vec) * eb).min(max_bytes as u64) as u32;
+        *widest = Some(widest.map_or(bytes, |w| w.max(bytes)));
     }
 }

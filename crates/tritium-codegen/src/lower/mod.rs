@@ -77,7 +77,9 @@ pub fn lower_kernel(llvm: &Llvm<'_>, target: &dyn Target, module: &Module, func_
     llvm.builder.position_at_end(entry);
 
     let tid = target.thread_id(llvm, Axis::X)?;
-    let layouts = tritium_transforms::assign_layouts(module, func, num_warps, target.warp_size(), target.max_access_bytes());
+    let facts = Contiguity::compute(module, func);
+    let access_bytes = memory::widest_access_bytes(module, func, &facts, target.max_access_bytes());
+    let layouts = tritium_transforms::assign_layouts(module, func, num_warps, target.warp_size(), access_bytes);
     let mut lw = Lowering {
         llvm,
         target,
@@ -87,7 +89,7 @@ pub fn lower_kernel(llvm: &Llvm<'_>, target: &dyn Target, module: &Module, func_
         layouts,
         native: HashMap::new(),
         smem: convert::SmemState::new(llvm, target, func),
-        facts: Contiguity::compute(module, func),
+        facts,
         values: HashMap::new(),
         tid,
     };
