@@ -1,5 +1,6 @@
 """The sample kernel, end to end: a Triton vector add compiled to tritium's tile
-IR (checked by the Rust verifier) and to PTX, then run in the NumPy interpreter
+IR (checked by the Rust verifier) and to PTX (and a cubin, with ptxas), launched on
+the GPU when there is one, then run in the NumPy interpreter
 on an input whose size is not a multiple of the block, and compared with NumPy.
 
 Run it with `bash scripts/main.sh` (or `.venv/bin/python examples/vector_add.py`).
@@ -36,17 +37,41 @@ def show_ir(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
     print(_core.to_text(binary))
 
 
-def show_ptx(x: np.ndarray, y: np.ndarray, out: np.ndarray, arch: str = "sm_90") -> None:
-    """PTX for an NVIDIA GPU; compiling needs no GPU, only the extension's LLVM backend."""
-    if not hasattr(_core, "compile_ptx"):
-        print("== PTX: skipped (this build of tritium._core has no NVPTX backend)")
-        return
-    binary = add_kernel.compile_ir(x, y, out, x.size, BLOCK_SIZE=BLOCK_SIZE)
-    ptx = _core.compile_ptx(binary, arch, 4)["ptx"]
+def show_ptx(arch: str = "cuda:90") -> None:
+    """Ahead-of-time compile for an NVIDIA GPU with `tritium.compile`: needs no
+    GPU; with ptxas (the nvidia-cuda-nvcc wheel set-up installs) also a cubin."""
+    compiled = triton.compile(add_kernel, signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32",
+                                                     "n_elements": "i32"},
+                              constexprs={"BLOCK_SIZE": BLOCK_SIZE}, target=arch, num_warps=4)
+    ptx = compiled.asm["ptx"]
     header = [line.strip() for line in ptx.splitlines()
               if line.lstrip().startswith((".version", ".target")) or ".entry" in line]
     print(f"== PTX for {arch}: {len(ptx.splitlines())} lines")
     print("\n".join(header))
+    meta = compiled.metadata
+    if "cubin" in compiled.asm:
+        print(f"== cubin: {len(compiled.asm['cubin'])} bytes, {meta['registers']} registers, "
+              f"{meta['spills']} spills, {meta['shared']} bytes of shared memory")
+
+
+def run_on_gpu(x: np.ndarray, y: np.ndarray) -> None:
+    """Launches on the GPU when there is one and PyTorch is installed."""
+    from tritium.runtime import driver
+    if not driver.available():
+        print(f"== GPU: none ({driver.status()[1]}); running in the interpreter only")
+        return
+    try:
+        import torch
+    except ImportError:
+        print("== GPU: found, but PyTorch is not installed; running in the interpreter only")
+        return
+    xd, yd = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
+    out = torch.empty_like(xd)
+    add_kernel[(triton.cdiv(x.size, BLOCK_SIZE),)](xd, yd, out, x.size, BLOCK_SIZE=BLOCK_SIZE)
+    ok = torch.equal(out.cpu(), xd.cpu() + yd.cpu())
+    print(f"== GPU ({torch.cuda.get_device_name()}): {'matches' if ok else 'DOES NOT match'} NumPy")
+    if not ok:
+        raise SystemExit(1)
 
 
 def run_interpreted(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -72,8 +97,8 @@ def main() -> int:
     y = rng.standard_normal(n).astype(np.float32)
 
     show_ir(x, y, np.empty_like(x))
-    show_ptx(x, y, np.empty_like(x))
-    # (launching on a GPU goes here once the runtime can load and launch PTX)
+    show_ptx()
+    run_on_gpu(x, y)
 
     out = run_interpreted(x, y)
     print(f"== interpreter, n={n}, BLOCK_SIZE={BLOCK_SIZE}")
