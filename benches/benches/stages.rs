@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use tritium_benches::{kernels_dir, load_kernels, Kernel};
+use tritium_analysis::CallGraph;
+use tritium_codegen::contiguity::Contiguity;
 use tritium_codegen::{compile_ptx_until, Options, StopAfter};
+use tritium_transforms::assign_layouts;
 
 /// The compiler stages, in pipeline order: a name and what it runs on a
 /// kernel prepared outside the timed loop. A stage that mutates the module
@@ -31,6 +34,18 @@ const STAGES: &[Stage] = &[
         drop(black_box(tritium_ir::print(black_box(&k.module))))
     }),
     ("clone", |k| drop(black_box(black_box(&k.module).clone()))),
+    // analyses and transforms, per function, as codegen runs them
+    ("call_graph", |k| drop(black_box(CallGraph::build(black_box(&k.module))))),
+    ("contiguity", |k| {
+        for (_, f) in k.module.funcs.iter() {
+            drop(black_box(Contiguity::compute(&k.module, f)));
+        }
+    }),
+    ("assign_layouts", |k| {
+        for (_, f) in k.module.funcs.iter() {
+            drop(black_box(assign_layouts(&k.module, f, 4, 32, 16)));
+        }
+    }),
     // Codegen stages are prefixes of one pipeline (LLVM's context cannot
     // outlive a stage), so each row includes the ones before it:
     // optimize - lower is LLVM's O3, emit - optimize is PTX emission.
