@@ -81,5 +81,12 @@ def test_report_labels_missing_stages():
             "warm_stages": ours_stages, "first_stages": ours_stages}
     text = vs_triton.report("k", tri, ours)
     assert "| warm process: compile, median (cache off) | 60.0 | 1.50 | 40x |" in text
-    assert "| PTX | 1.00 (1.00) | not yet |" in text
-    assert "| cubin (ptxas) | 1.00 (1.00) | not yet |" in text
+    assert "tritium (full pipeline)" in text
+    # tritium's PTX is part of its LLVM row; its cubin row is its own ptxas run
+    assert "| PTX | 1.00 (1.00) | — |" in text
+    assert "| cubin (ptxas) | 1.00 (1.00) | 0.50 (0.50) |" in text
+    # a kernel tritium cannot lower yet is labelled, and its codegen rows say so
+    ours_ir_only = dict(ours, unsupported="k.py:3:4: `dot` is not supported by the NVPTX sm_90 backend yet")
+    text = vs_triton.report("k", tri, ours_ir_only)
+    assert "tritium (frontend + IR only)" in text and "tritium stops after the IR: k.py:3:4" in text
+    assert "| cubin (ptxas) | 1.00 (1.00) | not lowered yet |" in text
