@@ -5,7 +5,8 @@ inlined calls share objects exactly as Python does. Only where control flow
 joins values do fields need SSA treatment: objects that exist before a dynamic
 `if`/loop ("tracked") have their fields exported as pseudo-variables that the
 ordinary if-merge / loop-carry machinery handles, then written back; objects
-reached only through names the construct rebinds are flattened by value.
+reached only through names the construct rebinds are flattened by value,
+and relinked afterwards so paths that shared one object still share it.
 Noinline calls pass fields as arguments and return the changed ones."""
 from __future__ import annotations
 
@@ -125,6 +126,90 @@ def _describe(v: Any) -> str:
     return repr(unwrap(v))
 
 
+# -- aliasing among objects rebuilt by value ----------------------------------
+# Objects that are not tracked are rebuilt per name after a merge or in a loop;
+# these helpers record which paths share one object so the rebuilt values can
+# be linked back together, and refuse aliasing that differs between paths.
+
+def _alias_map(roots: list[tuple[str, Any]], tracked: dict) -> dict[tuple, tuple]:
+    """path -> path of its first occurrence, for every untracked object
+    reachable from `roots` (names visited in order, fields in declaration
+    order); a path is (name, field or tuple index, ...)."""
+    seen: dict[int, tuple] = {}
+    out: dict[tuple, tuple] = {}
+
+    def walk(v: Any, path: tuple) -> None:
+        if is_aggregate(v):
+            if id(v) in tracked:
+                return
+            if id(v) in seen:
+                out[path] = seen[id(v)]
+                return
+            seen[id(v)] = out[path] = path
+            for f, x in field_values(v).items():
+                walk(x, path + (f,))
+        elif isinstance(v, (tuple, list)):
+            for i, x in enumerate(v):
+                walk(x, path + (i,))
+    for name, v in roots:
+        walk(v, (name,))
+    return out
+
+
+def _alias_mismatch(first: dict, second: dict) -> tuple | None:
+    """(path, its owner in `first`, its owner in `second`) for the first
+    path whose sharing differs; paths present in only one are structural
+    differences that the ordinary merge reports."""
+    for path, owner in first.items():
+        other = second.get(path)
+        if other is not None and other != owner:
+            return path, owner, other
+    return None
+
+
+def _relink(v: Any, path: tuple, alias: dict, built: dict, tracked: dict) -> Any:
+    """`v` with every path that `alias` maps to an earlier path replaced by
+    the object built there; `v`'s untracked objects are fresh rebuilds, so
+    their fields may be overwritten."""
+    if is_aggregate(v):
+        if id(v) in tracked:
+            return v
+        owner = alias.get(path, path)
+        if owner != path and owner in built:
+            return built[owner]
+        built[path] = v
+        for f, x in list(field_values(v).items()):
+            nx = _relink(x, path + (f,), alias, built, tracked)
+            if nx is not x:
+                set_raw(v, f, nx)
+        return v
+    if isinstance(v, (tuple, list)) and contains_aggregate(v):
+        items = [_relink(x, path + (i,), alias, built, tracked) for i, x in enumerate(v)]
+        if all(a is b for a, b in zip(items, v)):
+            return v
+        return type(v)(*items) if hasattr(v, "_fields") else type(v)(items)
+    return v
+
+
+def _relink_all(values: dict, order: list[str], alias: dict, tracked: dict) -> None:
+    built: dict = {}
+    for name in order:
+        if name in values:
+            values[name] = _relink(values[name], (name,), alias, built, tracked)
+
+
+def _show_path(path: tuple, keys: dict, names: dict) -> str:
+    root = path[0]
+    if root in keys:
+        obj, f = keys[root]
+        root = f"{names.get(id(obj), f'{type(obj).__name__} object')}.{f}"
+    elif root == "<conditional expression>":
+        root = "the conditional expression"
+    elif root == "$ret":
+        root = "the return value"
+    return root + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in path[1:])
+
+
 # -- field assignment ------------------------------------------------------
 
 def _regions(gen: Any) -> list:
@@ -168,6 +253,9 @@ class _Construct:
     fixed: dict = field(default_factory=dict)      # loop: pseudo-variable -> (object, field, value)
     branches: int = 0
     heap_start: int = 0            # loop: index of the first field leaf among the carried values
+    order: list = field(default_factory=list)     # loop: carried names and field keys, in carry order
+    alias: dict = field(default_factory=dict)     # loop: sharing among untracked objects on entry
+    names: dict = field(default_factory=dict)     # loop: id of a tracked object -> a name for messages
 
 
 def _freeze(v: Any, tracked: dict, memo: dict) -> Any:
@@ -244,12 +332,33 @@ class AggregateMixin:
                     raise self.error(node, f"{what} refers to different aggregate objects in the two branches; "
                                            "compiled code cannot choose an object at run time: assign a new "
                                            "aggregate in both branches, or assign the fields of one object")
+        order = [n for n in dict.fromkeys([*t_vars, *e_vars]) if n in t_vars and n in e_vars]
+        t_alias = _alias_map([(n, t_vars[n]) for n in order], entry.tracked)
+        e_alias = _alias_map([(n, e_vars[n]) for n in order], entry.tracked)
+        bad = _alias_mismatch(t_alias, e_alias) or _alias_mismatch(e_alias, t_alias)
+        if bad is not None:
+            self._alias_error(node, entry, before, bad, t_alias, ("in the then-branch", "in the else-branch"))
         merged = super()._merge_if(node, cond, before, then, other)
+        _relink_all(merged, order, t_alias, entry.tracked)
         self._agg_pop()
         for key, (obj, f) in entry.keys.items():
             if key in merged:
                 set_raw(obj, f, merged.pop(key))
         return merged
+
+    def _alias_error(self, node, entry: _Construct, before: dict, bad: tuple, first: dict, where: tuple,
+                     names: dict | None = None) -> None:
+        path, owner, other = bad
+        if first.get(path) != owner:          # `bad` came from the swapped comparison
+            where = where[::-1]
+        shared, apart = (where[0], where[1]) if owner != path else (where[1], where[0])
+        partner = owner if owner != path else other
+        names = names if names is not None else {id(v): k for k, v in before.items() if is_aggregate(v)}
+        a, b = _show_path(path, entry.keys, names), _show_path(partner, entry.keys, names)
+        raise self.error(node, f"'{a}' and '{b}' refer to one aggregate object {shared} but to "
+                               f"different objects {apart}; compiled code cannot make their sharing "
+                               "depend on the run-time path: make them the same object (or separate objects) "
+                               "on every path")
 
     # -- loops ----------------------------------------------------------------
     def _loop_carried(self, node) -> tuple[list, list, list]:
@@ -269,6 +378,11 @@ class AggregateMixin:
                     inits.extend(tensors)
                 else:
                     entry.fixed[key] = (obj, f, v)
+        entry.order = list(names)
+        entry.alias = _alias_map([(n, self.locals[n]) for n in names if n in self.locals]
+                                 + [(k, entry.keys[k][0].__dict__[entry.keys[k][1]]) for k in names
+                                    if k in entry.keys], entry.tracked)
+        entry.names = {id(v): k for k, v in self.locals.items() if is_aggregate(v)}
         return names, inits, specs
 
     def _bind_carried(self, names, specs, handles, inits) -> None:
@@ -281,6 +395,7 @@ class AggregateMixin:
         if final:
             handles = _prune_invariant(ops[-1], entry.heap_start, list(handles), inits)
         super()._bind_carried(names, specs, handles, inits)
+        _relink_all(self.locals, entry.order, entry.alias, entry.tracked)
         for key, (obj, f) in entry.keys.items():
             if key in self.locals:
                 set_raw(obj, f, self.locals.pop(key))
@@ -297,6 +412,11 @@ class AggregateMixin:
                 raise self.error(node, f"field '{f}' of aggregate '{type(obj).__name__}' is changed inside the "
                                        f"loop from {_describe(v0)} to {_describe(v)}; only fields holding tensors "
                                        "or numbers can change across iterations")
+        end = _alias_map([(n, self.locals[n]) for n in entry.order if n in self.locals], entry.tracked)
+        bad = _alias_mismatch(entry.alias, end) or _alias_mismatch(end, entry.alias)
+        if bad is not None:
+            self._alias_error(node, entry, {}, bad, entry.alias,
+                              ("before the loop", "at the end of a loop iteration"), entry.names)
         return super()._carried_out(node, names, inits)
 
 
