@@ -9,7 +9,7 @@
 //! which are taken at their word). Scalars are rank 1 with one element. All
 //! facts are powers of two. Only ops of the kernel body are analysed; values
 //! inside loops and branches get no facts (accesses there are unvectorised).
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tritium_ir::{Attr, Function, Module, TypeData, Value};
 
@@ -108,7 +108,14 @@ impl Contiguity {
         let elem_step = |v: Value| -> u64 {
             types.pointee(types.elem(func.value_type(v))).and_then(|p| types.scalar_kind(p)).map(|k| elem_bytes(k) as u64).unwrap_or(1)
         };
+        // Values known to equal 1 everywhere (the constant 1, `equal_to_1`
+        // arguments, and splats/broadcasts of those): `x * one` keeps x's facts,
+        // so `offs * stride` with a stride specialized to 1 stays contiguous.
+        let mut ones: HashSet<Value> = HashSet::new();
         for (&arg, attrs) in func.args().iter().zip(&func.arg_attrs) {
+            if attrs.get("equal_to_1").and_then(Attr::as_bool) == Some(true) {
+                ones.insert(arg);
+            }
             let ty = func.value_type(arg);
             let given = attrs.get("divisibility").and_then(Attr::as_int).filter(|&d| d > 0).map(pow2_divisor);
             let natural = types.pointee(ty).and_then(|p| types.scalar_kind(p)).map(|k| elem_bytes(k) as u64).unwrap_or(1);
@@ -131,8 +138,24 @@ impl Contiguity {
             let attr_int = |k: &str| o.attrs.get(k).and_then(Attr::as_int);
             // hint values, one per dim
             let hint = |d: usize| -> Option<i64> { o.attrs.get("values").and_then(Attr::as_int_array).and_then(|a| a.get(d).copied()) };
+            let name = o.opcode.name();
+            let is_one = match name {
+                "const" => attr_int("value") == Some(1),
+                "splat" | "broadcast" | "expand_dims" => ones.contains(&o.operands[0]),
+                _ => false,
+            };
+            if is_one {
+                ones.insert(res);
+            }
+            if name == "mul" && same_rank {
+                let one_side = if ones.contains(&o.operands[1]) { Some(0) } else if ones.contains(&o.operands[0]) { Some(1) } else { None };
+                if let Some(i) = one_side {
+                    facts.insert(res, operands[i].clone());
+                    continue;
+                }
+            }
             let mut f = DimFacts::unknown(rank);
-            match o.opcode.name() {
+            match name {
                 "const" => {
                     f.divisibility = vec![attr_int("value").map(pow2_divisor).unwrap_or(1); rank];
                     f.constancy = rs.clone();

@@ -95,7 +95,14 @@ pub fn lower_kernel(llvm: &Llvm<'_>, target: &dyn Target, module: &Module, func_
     };
     for (i, &arg) in func.args().iter().enumerate() {
         let p = f.get_nth_param(i as u32).ok_or_else(|| CodegenError::Llvm("missing kernel parameter".into()))?;
-        lw.values.insert(arg, vec![p]);
+        // an integer specialized as equal to 1 is the constant 1 (the launch
+        // still passes it), so LLVM folds `x * stride` to `x`
+        let one = func.arg_attrs.get(i).and_then(|a| a.get("equal_to_1")).and_then(tritium_ir::Attr::as_bool) == Some(true);
+        let value = match p {
+            BasicValueEnum::IntValue(v) if one => v.get_type().const_int(1, false).into(),
+            _ => p,
+        };
+        lw.values.insert(arg, vec![value]);
     }
     for &op in &func.region_block(func.body).ops {
         lw.lower_op(op)?;
