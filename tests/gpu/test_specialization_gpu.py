@@ -1,43 +1,118 @@
-"""Specialization on the GPU: the same kernel launched with arguments that
-differ in a specialization fact compiles one variant per fact set, each with
-the code the fact allows, and every variant gives the right answer."""
+"""Specialization on a real GPU (marked `gpu`): the launch path compiles one
+variant per key, the variants' PTX differs the way their facts say
+(16-byte vectors only for aligned pointers and unit strides), and every
+variant computes the same results as torch."""
+from __future__ import annotations
+
+import re
+
 import pytest
 
 import tritium
 import tritium.language as tl
+from tritium.compile import CompiledKernel
+from tritium.runtime import cache, driver
+from tritium.runtime.jit import debug_requested
 
-torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+
+N = 4096
+BLOCK = 1024
 
 
 @tritium.jit
-def strided_copy(x_ptr, y_ptr, stride, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    tl.store(y_ptr + offs, tl.load(x_ptr + offs * stride))
-
-
-@tritium.jit
-def add_one(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+def scaled_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
-    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) + 1.0, mask=m)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 3.0, mask=m)
 
 
-def test_stride_equal_to_1_and_2_are_two_correct_variants():
-    x = torch.randn(4096, device="cuda")
-    for stride in (1, 2, 1):
-        y = torch.empty(1024, device="cuda")
-        strided_copy[(1,)](x, y, stride, BLOCK=1024)
-        torch.testing.assert_close(y, x[::stride][:1024], rtol=0, atol=0)
-    assert len(strided_copy._cuda_launcher.table) == 2
+@tritium.jit
+def gather_stride(x_ptr, out_ptr, n, stride, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs * stride, mask=m) + 1.0, mask=m)
 
 
-def test_aligned_and_misaligned_pointers_are_two_correct_variants():
-    base = torch.randn(1 << 16, device="cuda")
-    out = torch.empty_like(base)
-    n = 4096
-    for off in (0, 1, 0):   # x[1:] is 4 bytes past a 16-byte boundary
-        x, y = base[off:off + n], out[off:off + n]
-        add_one[(n // 1024,)](x, y, n, BLOCK=1024)
-        torch.testing.assert_close(y, x + 1.0, rtol=0, atol=0)
-    assert len(add_one._cuda_launcher.table) == 2
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    # each variant's PTX is read back from the disk cache the launcher writes
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TRITIUM_ALWAYS_COMPILE", raising=False)
+
+
+def table_keys(fn) -> set:
+    launcher = fn.__dict__.get("_cuda_launcher")
+    return set() if launcher is None else set(launcher.table)
+
+
+def variant_ptx(fn, table_key: tuple) -> str:
+    """The PTX the launcher compiled for one entry of its table."""
+    key, num_warps, num_stages, debug, device = table_key
+    launcher = fn.__dict__["_cuda_launcher"]
+    options = {"num_warps": num_warps, "num_stages": num_stages, "debug": debug_requested(debug, fn.debug)}
+    disk_key = cache.kernel_key(fn, driver.target_for(device), options, launcher.spec.key_text(key))
+    files = cache.get(disk_key)
+    assert files is not None, f"no cache entry for {launcher.spec.key_text(key)}"
+    return CompiledKernel.from_files(files).asm["ptx"]
+
+
+def launch_and_new_entry(fn, *args) -> tuple:
+    """Launches `fn` and returns the one table entry that launch added."""
+    before = table_keys(fn)
+    fn[(triton_cdiv(N, BLOCK),)](*args, BLOCK=BLOCK)
+    torch.cuda.synchronize()
+    added = table_keys(fn) - before
+    assert len(added) == 1, f"expected one new variant, got {len(added)}"
+    return added.pop()
+
+
+def triton_cdiv(a: int, b: int) -> int:
+    return (a + b - 1) // b
+
+
+def v4_loads(ptx: str) -> int:
+    return len(re.findall(r"ld\.global\.v4\.f32", ptx))
+
+
+def scalar_loads(ptx: str) -> int:
+    return len(re.findall(r"ld\.global\.f32", ptx))
+
+
+def test_aligned_and_misaligned_pointers_compile_two_variants():
+    base = torch.randn(N + 1, device="cuda", dtype=torch.float32)
+    aligned, misaligned = base[:N], base[1:]
+    assert aligned.data_ptr() % 16 == 0 and misaligned.data_ptr() % 16 == 4
+    out_a = torch.empty(N, device="cuda", dtype=torch.float32)
+    out_m = torch.empty(N, device="cuda", dtype=torch.float32)
+    entry_a = launch_and_new_entry(scaled_copy, aligned, out_a, N)
+    entry_m = launch_and_new_entry(scaled_copy, misaligned, out_m, N)
+    assert entry_a[0] != entry_m[0]
+    torch.testing.assert_close(out_a, aligned * 3.0, rtol=0, atol=0)
+    torch.testing.assert_close(out_m, misaligned * 3.0, rtol=0, atol=0)
+    ptx_a, ptx_m = variant_ptx(scaled_copy, entry_a), variant_ptx(scaled_copy, entry_m)
+    assert v4_loads(ptx_a) > 0 and scalar_loads(ptx_a) == 0
+    assert v4_loads(ptx_m) == 0 and scalar_loads(ptx_m) == 4 * v4_loads(ptx_a)
+    # the same call again reuses its variant
+    assert table_keys(scaled_copy) >= {entry_a, entry_m}
+    before = table_keys(scaled_copy)
+    scaled_copy[(triton_cdiv(N, BLOCK),)](misaligned, out_m, N, BLOCK=BLOCK)
+    assert table_keys(scaled_copy) == before
+
+
+def test_stride_one_and_two_compile_two_variants():
+    x = torch.randn(2 * N, device="cuda", dtype=torch.float32)
+    out1 = torch.empty(N, device="cuda", dtype=torch.float32)
+    out2 = torch.empty(N, device="cuda", dtype=torch.float32)
+    entry1 = launch_and_new_entry(gather_stride, x, out1, N, 1)
+    entry2 = launch_and_new_entry(gather_stride, x, out2, N, 2)
+    assert entry1[0] != entry2[0]
+    torch.testing.assert_close(out1, x[:N] + 1.0, rtol=0, atol=0)
+    torch.testing.assert_close(out2, x[::2] + 1.0, rtol=0, atol=0)
+    ptx1, ptx2 = variant_ptx(gather_stride, entry1), variant_ptx(gather_stride, entry2)
+    assert v4_loads(ptx1) > 0 and scalar_loads(ptx1) == 0      # stride folded to 1: vectors
+    assert v4_loads(ptx2) == 0 and scalar_loads(ptx2) == 4 * v4_loads(ptx1)
+    # the stride-1 variant never reads its stride parameter
+    stride_param = "gather_stride_param_3"
+    assert stride_param not in ptx1.split("{", 1)[1] and stride_param in ptx2.split("{", 1)[1]
