@@ -12,6 +12,7 @@ mod math;
 mod memory;
 mod reduce;
 mod scan;
+mod shuffle;
 mod shape;
 mod tensor;
 

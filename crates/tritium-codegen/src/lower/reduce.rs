@@ -5,8 +5,7 @@
 //! shared memory. The combine region's body is lowered once per element pair
 //! by the shared op lowering. The result is in the operand's layout sliced
 //! along the axis: every thread holds the full result of its rows.
-use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::values::BasicValueEnum;
 use tritium_ir::{Attr, Op, Region};
 
 use super::{Lowering, Regs};
@@ -29,37 +28,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
 
     /// Lane `l` gets `v` from lane `l ^ mask`, for any scalar type.
     pub(super) fn shuffle_xor_any(&self, v: BasicValueEnum<'c>, mask: u32) -> Result<BasicValueEnum<'c>> {
-        let b = &self.llvm.builder;
-        let cx = self.llvm.context;
-        let (i32t, i64t) = (cx.i32_type(), cx.i64_type());
-        let ty = v.get_type();
-        // as an integer of the same width
-        let as_int: IntValue = match ty {
-            BasicTypeEnum::IntType(_) => v.into_int_value(),
-            BasicTypeEnum::PointerType(_) => b.build_ptr_to_int(v.into_pointer_value(), i64t, "")?,
-            BasicTypeEnum::FloatType(f) => {
-                let bits = match f.get_bit_width() { 16 => cx.i16_type(), 32 => i32t, _ => i64t };
-                b.build_bit_cast(v, bits, "")?.into_int_value()
-            }
-            other => return Err(CodegenError::Llvm(format!("cannot shuffle {other}"))),
-        };
-        let w = as_int.get_type().get_bit_width();
-        let shuffled = if w <= 32 {
-            let x = if w < 32 { b.build_int_z_extend(as_int, i32t, "")? } else { as_int };
-            let s = self.target.shuffle_xor(self.llvm, x, mask)?;
-            if w < 32 { b.build_int_truncate(s, as_int.get_type(), "")? } else { s }
-        } else {
-            let lo = b.build_int_truncate(as_int, i32t, "")?;
-            let hi = b.build_int_truncate(b.build_right_shift(as_int, i64t.const_int(32, false), false, "")?, i32t, "")?;
-            let (lo, hi) = (self.target.shuffle_xor(self.llvm, lo, mask)?, self.target.shuffle_xor(self.llvm, hi, mask)?);
-            let hi = b.build_left_shift(b.build_int_z_extend(hi, i64t, "")?, i64t.const_int(32, false), "")?;
-            b.build_or(hi, b.build_int_z_extend(lo, i64t, "")?, "")?
-        };
-        Ok(match ty {
-            BasicTypeEnum::IntType(_) => shuffled.into(),
-            BasicTypeEnum::PointerType(p) => b.build_int_to_ptr(shuffled, p, "")?.into(),
-            _ => b.build_bit_cast(shuffled, ty, "")?,
-        })
+        self.shuffle_value(v, |w| self.target.shuffle_xor(self.llvm, w, mask))
     }
 
     pub(super) fn lower_reduce(&mut self, op: Op) -> Result<()> {

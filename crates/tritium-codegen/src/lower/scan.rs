@@ -8,13 +8,12 @@
 //! data. Prefixes that exist only on some threads carry a runtime flag; the
 //! combine region is evaluated on every thread and its result selected, so
 //! it must be free of side effects (as Triton requires).
-use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
 use tritium_ir::{Attr, Op, Region};
 
 use super::{Lowering, Regs};
-use crate::error::{CodegenError, Result};
+use crate::error::Result;
 use crate::layout::BlockedLayout;
 
 /// A combined prefix of the n operands; `present` is None when every thread has one.
@@ -27,44 +26,7 @@ struct Prefix<'c> {
 impl<'a, 'c> Lowering<'a, 'c> {
     /// `v` from the lane `src(lane)` computes, for any scalar type (split into i32 pieces).
     fn shuffle_from(&self, v: BasicValueEnum<'c>, src: IntValue<'c>) -> Result<BasicValueEnum<'c>> {
-        let b = &self.llvm.builder;
-        let cx = self.llvm.context;
-        let (i32t, i64t) = (cx.i32_type(), cx.i64_type());
-        let ty = v.get_type();
-        let as_int: IntValue = match ty {
-            BasicTypeEnum::IntType(_) => v.into_int_value(),
-            BasicTypeEnum::PointerType(_) => b.build_ptr_to_int(v.into_pointer_value(), i64t, "")?,
-            BasicTypeEnum::FloatType(f) => {
-                let bits = match f.get_bit_width() {
-                    16 => cx.i16_type(),
-                    32 => i32t,
-                    _ => i64t,
-                };
-                b.build_bit_cast(v, bits, "")?.into_int_value()
-            }
-            other => return Err(CodegenError::Llvm(format!("cannot shuffle {other}"))),
-        };
-        let w = as_int.get_type().get_bit_width();
-        let shuffled = if w <= 32 {
-            let x = if w < 32 { b.build_int_z_extend(as_int, i32t, "")? } else { as_int };
-            let s = self.target.shuffle_idx(self.llvm, x, src)?;
-            if w < 32 {
-                b.build_int_truncate(s, as_int.get_type(), "")?
-            } else {
-                s
-            }
-        } else {
-            let lo = b.build_int_truncate(as_int, i32t, "")?;
-            let hi = b.build_int_truncate(b.build_right_shift(as_int, i64t.const_int(32, false), false, "")?, i32t, "")?;
-            let (lo, hi) = (self.target.shuffle_idx(self.llvm, lo, src)?, self.target.shuffle_idx(self.llvm, hi, src)?);
-            let hi = b.build_left_shift(b.build_int_z_extend(hi, i64t, "")?, i64t.const_int(32, false), "")?;
-            b.build_or(hi, b.build_int_z_extend(lo, i64t, "")?, "")?
-        };
-        Ok(match ty {
-            BasicTypeEnum::IntType(_) => shuffled.into(),
-            BasicTypeEnum::PointerType(p) => b.build_int_to_ptr(shuffled, p, "")?.into(),
-            _ => b.build_bit_cast(shuffled, ty, "")?,
-        })
+        self.shuffle_value(v, |w| self.target.shuffle_idx(self.llvm, w, src))
     }
 
     fn pick(&self, cond: IntValue<'c>, yes: &[BasicValueEnum<'c>], no: &[BasicValueEnum<'c>]) -> Result<Vec<BasicValueEnum<'c>>> {
