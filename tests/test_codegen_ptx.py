@@ -3,38 +3,21 @@ frontend, `tritium._core.compile_ptx`, then NVIDIA's `ptxas` for sm_80 and
 sm_90a, which must accept every PTX we emit."""
 from __future__ import annotations
 
-import glob
-import os
-import shutil
 import subprocess
-import sys
 
 import pytest
 
 import tritium
 import tritium.language as tl
 from tritium import _core
+from tritium.runtime import driver
 
 ARCHS = ["sm_80", "sm_90a"]
 ALIGNED = {"divisibility": 16}
 
 
-def find_ptxas() -> str | None:
-    """TRITIUM_PTXAS, then PATH, then the nvidia-cuda-nvcc wheel's bin directory."""
-    env = os.environ.get("TRITIUM_PTXAS")
-    if env:
-        return env if os.access(env, os.X_OK) else None
-    found = shutil.which("ptxas")
-    if found:
-        return found
-    for base in sys.path:
-        for cand in glob.glob(os.path.join(base, "nvidia", "cuda_nvcc", "bin", "ptxas")):
-            if os.access(cand, os.X_OK):
-                return cand
-    return None
-
-
-PTXAS = find_ptxas()
+# the runtime's own finder: TRITIUM_PTXAS, then PATH, then the nvidia wheels
+PTXAS = driver.ptxas_path()
 
 
 def ptxas(ptx: str, arch: str, tmp_path) -> None:

@@ -2,34 +2,14 @@
 //! atomic_cas must become, predication by mask and by element ownership, the
 //! shared-memory broadcast of old values, and ptxas acceptance when ptxas is
 //! available (TRITIUM_PTXAS or the repo's venv wheel).
-use std::path::PathBuf;
-use std::process::Command;
 
+mod common;
+
+use common::check_ptxas;
 use tritium_codegen::{compile_ptx_text, CompiledPtx, Options};
 
 fn compile(text: &str, arch: &str) -> CompiledPtx {
     compile_ptx_text(text, &Options::new(arch, 4).unwrap()).unwrap_or_else(|e| panic!("compile failed: {e}\n{text}"))
-}
-
-fn ptxas() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("TRITIUM_PTXAS") {
-        return Some(PathBuf::from(p));
-    }
-    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../.venv/lib/python3.11/site-packages/nvidia/cuda_nvcc/bin/ptxas");
-    venv.exists().then_some(venv)
-}
-
-/// Runs ptxas on `ptx` for `arch` when it is available.
-pub fn check_ptxas(ptx: &str, arch: &str, name: &str) {
-    let Some(ptxas) = ptxas() else { return };
-    let dir = std::env::temp_dir().join(format!("tritium_cgc_{}_{name}_{arch}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("k.ptx");
-    std::fs::write(&src, ptx).unwrap();
-    let out = Command::new(ptxas).args(["--gpu-name", arch]).arg(&src).arg("-o").arg(dir.join("k.cubin")).output().unwrap();
-    assert!(out.status.success(), "ptxas {arch} failed: {}\n{ptx}", String::from_utf8_lossy(&out.stderr));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A 256-element tensor atomic of `kind` on `elem`, masked by `offs < n`,

@@ -1,30 +1,14 @@
 //! `print` and `assert`: vprintf with Triton's line format and promoted
 //! arguments, once per element owner; `__assertfail` with the op's location
 //! then a trap; ptxas acceptance when ptxas is available.
-use std::path::PathBuf;
-use std::process::Command;
 
+mod common;
+
+use common::check_ptxas;
 use tritium_codegen::{compile_ptx_text, CompiledPtx, Options};
 
 fn compile(text: &str, arch: &str) -> CompiledPtx {
     compile_ptx_text(text, &Options::new(arch, 4).unwrap()).unwrap_or_else(|e| panic!("compile failed: {e}\n{text}"))
-}
-
-fn check_ptxas(ptx: &str, arch: &str, name: &str) {
-    let ptxas = match std::env::var("TRITIUM_PTXAS") {
-        Ok(p) => PathBuf::from(p),
-        Err(_) => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/lib/python3.11/site-packages/nvidia/cuda_nvcc/bin/ptxas"),
-    };
-    if !ptxas.exists() {
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("tritium_cgc_dbg_{}_{name}_{arch}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("k.ptx");
-    std::fs::write(&src, ptx).unwrap();
-    let out = Command::new(ptxas).args(["--gpu-name", arch]).arg(&src).arg("-o").arg(dir.join("k.cubin")).output().unwrap();
-    assert!(out.status.success(), "ptxas {arch} failed: {}\n{ptx}", String::from_utf8_lossy(&out.stderr));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn print_kernel(elem: &str, hex: bool) -> String {
