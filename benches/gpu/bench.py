@@ -1,5 +1,6 @@
 """tritium vs Triton on one GPU, same kernels and sizes, in one run: memory
-bandwidth (vector add fp32 2^26, softmax fp32 8192x2048), launch overhead
+bandwidth (kernel time: 20 launches per CUDA-event pair, median of 15
+windows, the two libraries alternating over 5 rounds), launch overhead
 (µs per launch of a tiny kernel, back to back) and cold compile time (first
 call in a fresh process with an empty cache). Kernels a library cannot
 compile yet are reported as skipped. Usage: python benches/gpu/bench.py"""
@@ -81,22 +82,35 @@ def write_kernels(tmp: Path) -> None:
         (tmp / f"bench_kernels_{lib}.py").write_text(KERNELS.format(lib=lib))
 
 
-def event_time_ms(fn, torch, reps: int = 50) -> float:
-    """Median time of `fn` in ms, CUDA events, after warm-up."""
+def kernel_time_ms(fn, torch, per_pair: int = 20, reps: int = 15) -> float:
+    """Median kernel time of `fn` in ms: `per_pair` launches back to back
+    between two CUDA events (so one launch's jitter is spread over many and
+    the GPU never idles between kernels), `reps` such windows."""
     fn()
     torch.cuda.synchronize()
     times = []
     for _ in range(reps):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
-        fn()
+        for _ in range(per_pair):
+            fn()
         b.record()
         b.synchronize()
-        times.append(a.elapsed_time(b))
+        times.append(a.elapsed_time(b) / per_pair)
     return statistics.median(times)
 
 
-def bench_vector_add(mod, torch) -> tuple[float, str]:
+class Case:
+    """A prepared, checked bandwidth benchmark: `run` launches once and moves `nbytes`."""
+
+    def __init__(self, run, nbytes: int):
+        self.run, self.nbytes = run, nbytes
+
+    def measure(self, torch) -> float:
+        return self.nbytes / (kernel_time_ms(self.run, torch) * 1e-3) / 1e12
+
+
+def bench_vector_add(mod, torch) -> Case:
     n = 1 << 26
     x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
     out = torch.empty_like(x)
@@ -104,22 +118,20 @@ def bench_vector_add(mod, torch) -> tuple[float, str]:
     run = lambda: mod.add_kernel[grid](x, y, out, n, BLOCK=1024)  # noqa: E731
     run()
     torch.testing.assert_close(out, x + y)
-    ms = event_time_ms(run, torch)
-    return 3 * 4 * n / (ms * 1e-3) / 1e12, "TB/s"
+    return Case(run, 3 * 4 * n)
 
 
-def bench_softmax(mod, torch) -> tuple[float, str]:
+def bench_softmax(mod, torch) -> Case:
     rows, cols = 8192, 2048
     x = torch.randn(rows, cols, device="cuda")
     out = torch.empty_like(x)
     run = lambda: mod.softmax_kernel[(rows,)](out, x, x.stride(0), cols, BLOCK=cols, num_warps=8)  # noqa: E731
     run()
     torch.testing.assert_close(out, torch.softmax(x, dim=1))
-    ms = event_time_ms(run, torch)
-    return 2 * 4 * rows * cols / (ms * 1e-3) / 1e12, "TB/s"
+    return Case(run, 2 * 4 * rows * cols)
 
 
-def bench_layer_norm(mod, torch) -> tuple[float, str]:
+def bench_layer_norm(mod, torch) -> Case:
     rows, cols = 4096, 8192
     x = torch.randn(rows, cols, device="cuda", dtype=torch.float16)
     w = torch.randn(cols, device="cuda", dtype=torch.float16)
@@ -129,30 +141,28 @@ def bench_layer_norm(mod, torch) -> tuple[float, str]:
     run()
     ref = torch.nn.functional.layer_norm(x.float(), (cols,), w.float(), b.float(), 1e-5).half()
     torch.testing.assert_close(y, ref, atol=2e-2, rtol=1e-2)
-    ms = event_time_ms(run, torch)
-    return 2 * 2 * rows * cols / (ms * 1e-3) / 1e12, "TB/s"
+    return Case(run, 2 * 2 * rows * cols)
 
 
-def bench_row_sum_atomic(mod, torch) -> tuple[float, str]:
+def bench_row_sum_atomic(mod, torch) -> Case:
     rows, cols, block = 8192, 8192, 1024
     x = torch.randn(rows, cols, device="cuda")
     out = torch.zeros(rows, device="cuda")
     run = lambda: mod.row_sum_atomic[(rows, cols // block)](x, out, x.stride(0), cols, BLOCK=block)  # noqa: E731
     run()
     torch.testing.assert_close(out, x.sum(dim=1), atol=1e-2, rtol=1e-4)
-    ms = event_time_ms(lambda: (out.zero_(), run()), torch)
-    return 4 * rows * cols / (ms * 1e-3) / 1e12, "TB/s"
+    # accumulating into `out` across the timed launches is fine: only the time is read
+    return Case(run, 4 * rows * cols)
 
 
-def bench_cumsum(mod, torch) -> tuple[float, str]:
+def bench_cumsum(mod, torch) -> Case:
     rows, cols = 8192, 2048
     x = torch.randn(rows, cols, device="cuda")
     out = torch.empty_like(x)
     run = lambda: mod.cumsum_kernel[(rows,)](x, out, x.stride(0), BLOCK=cols, num_warps=8)  # noqa: E731
     run()
     torch.testing.assert_close(out, torch.cumsum(x, dim=1), atol=1e-3, rtol=1e-3)
-    ms = event_time_ms(run, torch)
-    return 2 * 4 * rows * cols / (ms * 1e-3) / 1e12, "TB/s"
+    return Case(run, 2 * 4 * rows * cols)
 
 
 def bench_launch(mod, torch) -> tuple[float, str]:
@@ -217,7 +227,9 @@ COLD_BENCHES = [(f"cold compile ({k})", k) for k in COLD_LAUNCHES]
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--only", default=None, help="run only benchmarks whose name contains this")
+    ap.add_argument("--rounds", type=int, default=5, help="alternating measurement rounds per bandwidth benchmark")
     args = ap.parse_args()
+    spread: dict = {}
     import importlib
 
     import torch
@@ -235,15 +247,32 @@ def main() -> int:
         if args.only and args.only not in name:
             continue
         res = {}
+        cases = {}
         for lib in LIBS:
             if lib not in mods:
                 res[lib] = (None, "not installed")
                 continue
             try:
-                res[lib] = bench_cold(lib, tmp, fn) if isinstance(fn, str) else fn(mods[lib], torch)
+                if isinstance(fn, str):
+                    res[lib] = bench_cold(lib, tmp, fn)
+                else:
+                    r = fn(mods[lib], torch)
+                    if isinstance(r, Case):
+                        cases[lib] = r
+                    else:
+                        res[lib] = r
             except Exception as e:
                 msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                 res[lib] = (None, f"skipped: {type(e).__name__}: {msg[:120]}")
+        # bandwidth: the libraries alternate over several rounds so clock and
+        # thermal drift land on both; the median round is reported
+        samples: dict = {lib: [] for lib in cases}
+        for _ in range(args.rounds):
+            for lib, case in cases.items():
+                samples[lib].append(case.measure(torch))
+        for lib, xs in samples.items():
+            res[lib] = (statistics.median(xs), "TB/s")
+            spread[(name, lib)] = (min(xs), max(xs))
         rows.append((name, higher, res))
     print()
     print(f"{'benchmark':26} {'tritium':>18} {'triton':>18} {'ratio':>8}")
@@ -261,6 +290,10 @@ def main() -> int:
         for lib in LIBS:
             if res[lib][0] is None:
                 print(f"  {name} [{lib}]: {res[lib][1]}")
+    if spread:
+        print("bandwidth spread over rounds (min..max TB/s):")
+        for (name, lib), (lo, hi) in spread.items():
+            print(f"  {name} [{lib}]: {lo:.3f}..{hi:.3f}")
     dev = torch.cuda.get_device_name(0)
     print(f"device: {dev}")
     return 0
