@@ -7,7 +7,7 @@
 //! a call's virtual buffer knows its callee's total.
 use std::collections::HashMap;
 
-use tritium_ir::{Func, Module, Op};
+use tritium_ir::{Func, Function, Module, Op, Region};
 
 use crate::callgraph::CallGraph;
 
@@ -110,4 +110,93 @@ impl ModuleAllocation {
         }
         Ok(out)
     }
+}
+
+/// Where a function sits on one call path from a kernel: the call ops taken
+/// (outermost first), the function reached, and its shared-memory base there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallPath {
+    pub sites: Vec<(Func, Op)>,
+    pub func: Func,
+    pub base: u32,
+}
+
+impl ModuleAllocation {
+    /// Every function reachable from `root`, once per call path, with the
+    /// base its shared memory starts at on that path (the sum of the virtual
+    /// offsets along it). A function's size is the same on every path; only
+    /// its base differs, which is why the base is a run-time argument.
+    pub fn call_paths(&self, graph: &CallGraph, root: Func) -> Vec<CallPath> {
+        let mut out = vec![CallPath { sites: Vec::new(), func: root, base: 0 }];
+        let mut i = 0;
+        while i < out.len() {
+            let here = out[i].clone();
+            for &(site, callee) in graph.calls.get(&here.func).map(Vec::as_slice).unwrap_or(&[]) {
+                let off = self.funcs.get(&here.func).and_then(|a| a.offset_of(site, BufferKind::Virtual)).unwrap_or(0);
+                let mut sites = here.sites.clone();
+                sites.push((here.func, site));
+                out.push(CallPath { sites, func: callee, base: here.base + off });
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// Text listing each function's buffers (kind, op, offset, bytes, live
+    /// interval; a virtual buffer names its callee), callees first, then each
+    /// kernel's call paths with their bases: the debug view of the allocation.
+    pub fn dump(&self, module: &Module, graph: &CallGraph) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        for &f in &graph.post_order {
+            let Some(a) = self.funcs.get(&f) else { continue };
+            let func = &module.funcs[f];
+            let _ = writeln!(s, "@{} total={}", func.name, a.total);
+            let mut bufs = a.buffers.clone();
+            bufs.sort_by_key(|b| (b.request.start, b.offset));
+            for b in bufs {
+                let r = b.request;
+                let kind = match r.kind {
+                    BufferKind::Explicit => "explicit",
+                    BufferKind::Scratch => "scratch",
+                    BufferKind::Virtual => "virtual",
+                };
+                let _ = write!(s, "  {kind} op{} offset={} bytes={} live=[{}, {}]", r.op.0, b.offset, r.bytes, r.start, r.end);
+                if r.kind == BufferKind::Virtual {
+                    if let Some(&(_, callee)) = graph.calls.get(&f).and_then(|c| c.iter().find(|(op, _)| *op == r.op)) {
+                        let _ = write!(s, " -> @{}", module.funcs[callee].name);
+                    }
+                }
+                s.push('\n');
+            }
+        }
+        for (id, func) in module.funcs.iter() {
+            if !func.kernel || !self.funcs.contains_key(&id) {
+                continue;
+            }
+            let _ = writeln!(s, "paths from @{}:", func.name);
+            for p in self.call_paths(graph, id).into_iter().skip(1) {
+                let via: Vec<String> = p.sites.iter().map(|(f, op)| format!("@{}:op{}", module.funcs[*f].name, op.0)).collect();
+                let _ = writeln!(s, "  @{} base={} via {}", module.funcs[p.func].name, p.base, via.join(" > "));
+            }
+        }
+        s
+    }
+}
+
+/// Every op of `func` numbered in pre-order (an op, then the ops of its
+/// regions): the positions liveness intervals of a function are written in.
+pub fn op_positions(func: &Function) -> HashMap<Op, u32> {
+    fn walk(func: &Function, region: Region, out: &mut HashMap<Op, u32>) {
+        for &op in &func.region_block(region).ops {
+            let n = out.len() as u32;
+            out.insert(op, n);
+            for &r in &func.ops[op].regions {
+                walk(func, r, out);
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    walk(func, func.body, &mut out);
+    out
 }

@@ -9,6 +9,7 @@ pub mod entities;
 pub mod error;
 pub mod module;
 pub mod ops;
+pub mod rewrite;
 pub mod text;
 pub mod types;
 pub mod verify;

@@ -174,7 +174,25 @@ pub static OPS: &[OpInfo] = &[
     with_attrs(fixed("assert", 1, 0), &[req("msg", Str)]),
     with_attrs(op("print", 0, None, Fixed(0)), &[req("prefix", Str), req("hex", Bool)]),
     fixed("barrier", 0, 0),
+    // inline assembly (appended: earlier opcodes keep their numbers)
+    with_attrs(
+        op("inline_asm", 0, None, Variadic),
+        &[req("asm", Str), req("constraints", Str), req("pure", Bool), req("pack", Int)],
+    ),
 ];
+
+/// `inline_asm` moves elements narrower than 32 bits packed into 32-bit
+/// registers (as Triton): how many elements of `bits` share one register when
+/// one asm invocation handles `pack` elements of each operand and result.
+pub fn asm_elems_per_reg(bits: u32, pack: u32) -> u32 {
+    if bits < 32 { (32 / bits).min(pack) } else { 1 }
+}
+
+/// The register constraints of an `inline_asm` constraint string, in operand
+/// order (`$0...`): outputs (`=...`) then inputs; clobbers (`~{...}`) are left out.
+pub fn asm_operand_constraints(constraints: &str) -> Vec<&str> {
+    constraints.split(',').map(str::trim).filter(|c| !c.is_empty() && !c.starts_with('~')).collect()
+}
 
 /// Version of the binary format; bumped on any change to `OPS` or the codec.
 pub const FORMAT_VERSION: u32 = 1;

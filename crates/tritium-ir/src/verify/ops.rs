@@ -268,8 +268,52 @@ impl Checker<'_> {
                 Ok(())
             }
             "print" | "barrier" => Ok(()),
+            "inline_asm" => self.inline_asm(op, &ops, &res),
             other => Err(format!("no verifier rule for op '{other}'")),
         }
+    }
+
+    /// Operands and results share one shape; each asm invocation sees `pack`
+    /// elements of each, in `asm_elems_per_reg`-packed registers that the
+    /// constraint string must number exactly (outputs first).
+    fn inline_asm(&self, op: Op, ops: &[Type], res: &[Type]) -> Rule {
+        let Some(&first) = res.first() else {
+            return Err("needs at least one result".into());
+        };
+        let pack = self.attr(op, "pack").and_then(Attr::as_int).unwrap_or(0);
+        if pack < 1 || !(pack as u64).is_power_of_two() || pack > 16 {
+            return Err(format!("pack must be a power of two from 1 to 16, got {pack}"));
+        }
+        let pack = pack as u32;
+        let types = &self.m.types;
+        let mut regs = [0u32; 2];
+        for (i, &t) in res.iter().chain(ops).enumerate() {
+            if !types.same_shape(t, first) {
+                return Err(format!("operands and results must share one shape: {} vs {}", self.show(t), self.show(first)));
+            }
+            match self.kind(t) {
+                None | Some(ScalarKind::I1) => return Err(format!("elements of {} cannot be asm operands", self.show(t))),
+                Some(k) => regs[(i >= res.len()) as usize] += pack / crate::ops::asm_elems_per_reg(k.bits(), pack),
+            }
+        }
+        let numel: u64 = types.dims(first).iter().map(|&d| d as u64).product();
+        if numel % pack as u64 != 0 {
+            return Err(format!("pack {pack} does not divide the {numel} elements of {}", self.show(first)));
+        }
+        let cons = self.attr(op, "constraints").and_then(Attr::as_str).unwrap_or("");
+        let list = crate::ops::asm_operand_constraints(cons);
+        let outs = list.iter().take_while(|c| c.starts_with('=')).count() as u32;
+        let ins = list.len() as u32 - outs;
+        if list.iter().skip(outs as usize).any(|c| c.starts_with('=')) {
+            return Err(format!("constraints {cons:?}: outputs (=...) must come before inputs"));
+        }
+        if outs != regs[0] || ins != regs[1] {
+            return Err(format!(
+                "constraints {cons:?} name {outs} outputs and {ins} inputs; pack {pack} needs {} and {}",
+                regs[0], regs[1]
+            ));
+        }
+        Ok(())
     }
 
     fn constant(&self, op: Op, ty: Type) -> Rule {
