@@ -1,6 +1,21 @@
 //! tritium-transforms: passes over the tile IR that prepare it for codegen.
-//! So far: layout assignment (`layout`), which produces a side table
-//! value → layout instead of rewriting types (see docs/architecture.md).
+//! Tile-level cleanups (`fold`, `canonicalize`, `cse`, `dce`, run in order by
+//! `pipeline::run_passes`) rewrite the IR; layout assignment (`layout`)
+//! produces a side table value → layout instead of rewriting types (see
+//! docs/architecture.md).
+pub mod canonicalize;
+pub mod constant;
+pub mod cse;
+pub mod dce;
+pub mod effects;
+pub mod fold;
 pub mod layout;
+pub mod pipeline;
+mod walk;
 
+pub use canonicalize::canonicalize;
+pub use cse::eliminate_common_subexpressions;
+pub use dce::eliminate_dead_code;
+pub use fold::fold_constants;
 pub use layout::{assign_layouts, Blocked, Layout, LayoutMap};
+pub use pipeline::{run_passes, PassOptions, PassStats};

@@ -1,0 +1,91 @@
+//! Algebraic identities that hold for every input, so they never change what
+//! a kernel computes: x+0, x*1, x*0, x&-1, x|0, x^x, ... on INTEGERS only
+//! (floats have -0.0 and NaN), double negation, casts and shape ops to the
+//! same type, `select` with equal arms, `addptr` by 0. Integer arguments
+//! specialized `equal_to_1` count as the constant 1, so `i * stride` loses its
+//! multiply in the tile IR itself.
+use tritium_ir::{Attr, Function, Module, Op, TypeTable, Value};
+
+use crate::constant::{self, mask, Const};
+use crate::walk::{rewrite_module, Rewrite};
+
+/// Canonicalizes every function of `m`; returns how many ops were rewritten.
+pub fn canonicalize(m: &mut Module) -> usize {
+    rewrite_module(m, &mut canonicalize_op)
+}
+
+/// The integer constant `v` holds, if it is one.
+fn int(types: &TypeTable, f: &Function, v: Value) -> Option<u64> {
+    match constant::value_of(types, f, v) {
+        Some((k, Const::Int(c))) if k.is_int() => Some(c),
+        _ => None,
+    }
+}
+
+fn canonicalize_op(types: &TypeTable, f: &mut Function, op: Op) -> Rewrite {
+    let od = &f.ops[op];
+    if od.results.len() != 1 || !od.regions.is_empty() {
+        return Rewrite::Keep;
+    }
+    let name = od.opcode.name();
+    let res_ty = f.value_type(od.results[0]);
+    let ops = od.operands.clone();
+    let same = |i: usize| Rewrite::with(vec![ops[i]]);
+    if matches!(name, "cast" | "bitcast" | "broadcast" | "reshape" | "permute") && f.value_type(ops[0]) == res_ty {
+        // a permute to its own type may still reorder a square tensor
+        let identity = name != "permute"
+            || od.attrs.get("order").and_then(Attr::as_int_array).is_some_and(|o| o.iter().enumerate().all(|(i, &d)| d == i as i64));
+        if identity {
+            return same(0);
+        }
+    }
+    if name == "select" && ops[1] == ops[2] {
+        return same(1);
+    }
+    if name == "addptr" && int(types, f, ops[1]) == Some(0) {
+        return same(0);
+    }
+    if matches!(name, "not" | "neg") {
+        // neg and not are involutions, floats included (neg flips the sign bit)
+        if let Some(inner) = f.defining_op(ops[0]).filter(|&d| f.ops[d].opcode == od.opcode) {
+            return Rewrite::with(vec![f.ops[inner].operands[0]]);
+        }
+        return Rewrite::Keep;
+    }
+    let Some(k) = types.scalar_kind(res_ty).filter(|k| k.is_int()) else { return Rewrite::Keep };
+    if ops.len() != 2 || name == "cmp" && types.scalar_kind(f.value_type(ops[0])).is_none_or(|k| !k.is_int()) {
+        return Rewrite::Keep;
+    }
+    let ones = mask(k.bits(), u64::MAX);
+    let (a, b) = (int(types, f, ops[0]), int(types, f, ops[1]));
+    let loc = od.loc;
+    let zero_or = |f: &mut Function, c: u64| {
+        let new = constant::make(f, res_ty, k, Const::Int(c), loc);
+        Rewrite::by_op(f, new)
+    };
+    let equal = ops[0] == ops[1];
+    match name {
+        "add" | "or" | "xor" if b == Some(0) => same(0),
+        "add" | "or" | "xor" if a == Some(0) => same(1),
+        "sub" | "shl" | "shr" if b == Some(0) => same(0),
+        "mul" if b == Some(1) => same(0),
+        "mul" if a == Some(1) => same(1),
+        "mul" if a == Some(0) || b == Some(0) => zero_or(f, 0),
+        "div" if b == Some(1) => same(0),
+        "and" if b == Some(ones) => same(0),
+        "and" if a == Some(ones) => same(1),
+        "and" if a == Some(0) || b == Some(0) => zero_or(f, 0),
+        "or" if a == Some(ones) || b == Some(ones) => zero_or(f, ones),
+        "and" | "or" | "min" | "max" if equal => same(0),
+        "sub" | "xor" if equal => zero_or(f, 0),
+        "cmp" if equal => {
+            let holds = match od.attrs.get("pred").and_then(Attr::as_str) {
+                Some("eq" | "le" | "ge") => 1,
+                Some("ne" | "lt" | "gt") => 0,
+                _ => return Rewrite::Keep,
+            };
+            zero_or(f, holds)
+        }
+        _ => Rewrite::Keep,
+    }
+}

@@ -1,0 +1,291 @@
+//! Constant folding with the GPU's exact semantics: integers wrap at their
+//! width with signedness from the type; f32/f64 fold only where IEEE
+//! round-to-nearest is what codegen emits. Whatever the runtime might do
+//! differently (division by zero, MIN / -1, shifts past the width, approximate
+//! math, f16/bf16/fp8) is left for the runtime. Also: uniform tensors become
+//! tensor `const`s, `if` on a constant inlines the taken region, a `for` that
+//! runs zero times becomes its inits.
+use tritium_ir::{Attr, Function, Op, ScalarKind, TypeTable};
+
+use crate::constant::{self, exact_float, is_signed, mask, sext, Const};
+use crate::walk::{rewrite_module, Rewrite};
+
+/// Folds every function of `m`; returns how many ops were rewritten.
+pub fn fold_constants(m: &mut tritium_ir::Module) -> usize {
+    rewrite_module(m, &mut fold_op)
+}
+
+fn fold_op(types: &TypeTable, f: &mut Function, op: Op) -> Rewrite {
+    let od = &f.ops[op];
+    let name = od.opcode.name();
+    match name {
+        "if" => {
+            return match constant::value_of(types, f, od.operands[0]) {
+                Some((_, Const::Int(c))) => Rewrite::Inline(if c & 1 == 1 { 0 } else { 1 }),
+                _ => Rewrite::Keep,
+            }
+        }
+        "for" => return fold_for(types, f, op),
+        "select" => {
+            return match constant::value_of(types, f, od.operands[0]) {
+                Some((_, Const::Int(c))) => Rewrite::with(vec![od.operands[if c & 1 == 1 { 1 } else { 2 }]]),
+                _ => Rewrite::Keep,
+            }
+        }
+        _ => {}
+    }
+    if od.results.len() != 1 || !od.regions.is_empty() {
+        return Rewrite::Keep;
+    }
+    let res = od.results[0];
+    let res_ty = f.value_type(res);
+    let Some(rk) = types.scalar_kind(res_ty) else { return Rewrite::Keep };
+    let folded = match name {
+        // already a constant: only the uniform shape ops become one
+        "const" => None,
+        "splat" | "broadcast" | "expand_dims" | "reshape" | "permute" => {
+            constant::value_of(types, f, od.operands[0]).map(|(_, c)| c)
+        }
+        "cast" => {
+            let rounding = od.attrs.get("rounding").and_then(Attr::as_str).unwrap_or("");
+            match constant::value_of(types, f, od.operands[0]) {
+                Some((from, c)) if rounding.is_empty() || rounding == "rtne" => cast(from, rk, c),
+                _ => None,
+            }
+        }
+        _ => {
+            let mut args = Vec::with_capacity(od.operands.len());
+            for &v in &od.operands {
+                match constant::value_of(types, f, v) {
+                    Some(kc) => args.push(kc),
+                    None => return Rewrite::Keep,
+                }
+            }
+            let Some(&(k, _)) = args.first() else { return Rewrite::Keep };
+            let vals: Vec<Const> = args.iter().map(|a| a.1).collect();
+            let pred = od.attrs.get("pred").and_then(Attr::as_str);
+            let nan = od.attrs.get("propagate_nan").and_then(Attr::as_bool).unwrap_or(false);
+            if k.is_int() {
+                int_op(name, k, &vals, pred)
+            } else if exact_float(k) {
+                float_op(name, k, &vals, pred, nan)
+            } else {
+                None
+            }
+        }
+    };
+    let Some(c) = folded else { return Rewrite::Keep };
+    let loc = f.ops[op].loc;
+    let new = constant::make(f, res_ty, rk, c, loc);
+    Rewrite::by_op(f, new)
+}
+
+/// `for` runs while `iv < ub` (bounds' signedness): `lb >= ub` means no trip.
+fn fold_for(types: &TypeTable, f: &Function, op: Op) -> Rewrite {
+    let od = &f.ops[op];
+    let (Some((k, Const::Int(lb))), Some((_, Const::Int(ub)))) =
+        (constant::value_of(types, f, od.operands[0]), constant::value_of(types, f, od.operands[1]))
+    else {
+        return Rewrite::Keep;
+    };
+    let runs = if is_signed(k) { sext(k.bits(), lb) < sext(k.bits(), ub) } else { lb < ub };
+    if runs {
+        return Rewrite::Keep;
+    }
+    Rewrite::with(od.operands[3..].to_vec())
+}
+
+fn int_op(name: &str, k: ScalarKind, a: &[Const], pred: Option<&str>) -> Option<Const> {
+    let ints: Vec<u64> = a.iter().map(|c| if let Const::Int(v) = c { Some(*v) } else { None }).collect::<Option<_>>()?;
+    let bits = k.bits();
+    let signed = is_signed(k);
+    let s = |v: u64| sext(bits, v);
+    let m = |v: u64| Some(Const::Int(mask(bits, v)));
+    let (x, y) = (ints[0], ints.get(1).copied().unwrap_or(0));
+    match (name, ints.len()) {
+        ("add", 2) => m(x.wrapping_add(y)),
+        ("sub", 2) => m(x.wrapping_sub(y)),
+        ("mul", 2) => m(x.wrapping_mul(y)),
+        // the runtime's answer for x / 0 and MIN / -1 is the hardware's, not ours
+        ("div" | "rem", 2) if y == 0 => None,
+        ("div" | "rem", 2) if signed && s(x) == sext(bits, mask(bits, 1 << (bits - 1))) && s(y) == -1 => None,
+        ("div", 2) if signed => m(s(x).wrapping_div(s(y)) as u64),
+        ("div", 2) => m(x / y),
+        ("rem", 2) if signed => m(s(x).wrapping_rem(s(y)) as u64),
+        ("rem", 2) => m(x % y),
+        ("and", 2) => m(x & y),
+        ("or", 2) => m(x | y),
+        ("xor", 2) => m(x ^ y),
+        // amounts read as unsigned; past the width LLVM's result is poison
+        ("shl" | "shr", 2) if y >= bits as u64 => None,
+        ("shl", 2) => m(x << y),
+        ("shr", 2) if signed => m((s(x) >> y) as u64),
+        ("shr", 2) => m(x >> y),
+        ("min", 2) => m(if signed { s(x).min(s(y)) as u64 } else { x.min(y) }),
+        ("max", 2) => m(if signed { s(x).max(s(y)) as u64 } else { x.max(y) }),
+        ("cmp", 2) => {
+            let ord = if signed { s(x).cmp(&s(y)) } else { x.cmp(&y) };
+            cmp_result(pred?, Some(ord))
+        }
+        ("neg", 1) => m(x.wrapping_neg()),
+        ("not", 1) => m(!x),
+        // llvm.abs without the poison flag: |MIN| wraps to MIN
+        ("abs", 1) if signed => m(s(x).wrapping_abs() as u64),
+        ("abs", 1) => m(x),
+        _ => None,
+    }
+}
+
+fn cmp_result(pred: &str, ord: Option<std::cmp::Ordering>) -> Option<Const> {
+    use std::cmp::Ordering::*;
+    let b = match (pred, ord) {
+        // floats: ordered compares are false on NaN, `ne` is unordered
+        ("ne", None) => true,
+        (_, None) => false,
+        ("eq", Some(o)) => o == Equal,
+        ("ne", Some(o)) => o != Equal,
+        ("lt", Some(o)) => o == Less,
+        ("le", Some(o)) => o != Greater,
+        ("gt", Some(o)) => o == Greater,
+        ("ge", Some(o)) => o != Less,
+        _ => return None,
+    };
+    Some(Const::Int(b as u64))
+}
+
+fn float_op(name: &str, k: ScalarKind, a: &[Const], pred: Option<&str>, propagate_nan: bool) -> Option<Const> {
+    let fl: Vec<f64> = a.iter().map(|c| if let Const::Float(v) = c { Some(*v) } else { None }).collect::<Option<_>>()?;
+    let (x, y) = (fl[0], fl.get(1).copied().unwrap_or(0.0));
+    let f32k = k == ScalarKind::F32;
+    // f32 arithmetic in f32, so each result is rounded once, like add.rn.f32
+    // a NaN result's payload is the hardware's choice: leave it to the hardware
+    let bin = |g: fn(f32, f32) -> f32, h: fn(f64, f64) -> f64| {
+        let r = if f32k { g(x as f32, y as f32) as f64 } else { h(x, y) };
+        (!r.is_nan()).then_some(Const::Float(r))
+    };
+    match (name, fl.len()) {
+        ("add", 2) => bin(|a, b| a + b, |a, b| a + b),
+        ("sub", 2) => bin(|a, b| a - b, |a, b| a - b),
+        ("mul", 2) => bin(|a, b| a * b, |a, b| a * b),
+        ("min" | "max", 2) => {
+            // minnum's choice between -0 and +0 is unspecified: leave it
+            if x == 0.0 && y == 0.0 && x.is_sign_negative() != y.is_sign_negative() {
+                return None;
+            }
+            if x.is_nan() || y.is_nan() {
+                // NaN payloads are the hardware's: fold only the non-NaN answer
+                return match (propagate_nan, x.is_nan(), y.is_nan()) {
+                    (false, true, false) => Some(Const::Float(y)),
+                    (false, false, true) => Some(Const::Float(x)),
+                    _ => None,
+                };
+            }
+            Some(Const::Float(if name == "min" { x.min(y) } else { x.max(y) }))
+        }
+        ("cmp", 2) => cmp_result(pred?, x.partial_cmp(&y)),
+        // sign-bit operations and exact roundings; NaNs keep their bits
+        ("neg", 1) => Some(Const::Float(-x)),
+        ("abs", 1) => Some(Const::Float(x.abs())),
+        ("floor", 1) if !x.is_nan() => Some(Const::Float(x.floor())),
+        ("ceil", 1) if !x.is_nan() => Some(Const::Float(x.ceil())),
+        _ => None,
+    }
+}
+
+/// `cast` by value (docs/ir.md), only where codegen's answer is certain.
+fn cast(from: ScalarKind, to: ScalarKind, c: Const) -> Option<Const> {
+    match (c, to.is_int()) {
+        (Const::Int(v), true) => {
+            if to == ScalarKind::I1 {
+                return Some(Const::Int((v != 0) as u64));
+            }
+            // extend by the source's signedness, then keep the target's bits
+            let wide = if is_signed(from) { sext(from.bits(), v) as u64 } else { v };
+            Some(Const::Int(mask(to.bits(), wide)))
+        }
+        (Const::Int(v), false) if exact_float(to) => {
+            let x = if is_signed(from) { sext(from.bits(), v) as f64 } else { v as f64 };
+            // i64 → f64 rounds once; to f32 it must round once too, from the integer
+            let r = match (to, is_signed(from)) {
+                (ScalarKind::F32, true) => sext(from.bits(), v) as f32 as f64,
+                (ScalarKind::F32, false) => v as f32 as f64,
+                _ => x,
+            };
+            Some(Const::Float(r))
+        }
+        (Const::Float(x), true) => {
+            if to == ScalarKind::I1 {
+                return Some(Const::Int((x != 0.0 || x.is_nan()) as u64));
+            }
+            // out-of-range conversions are poison in LLVM: leave them
+            let t = x.trunc();
+            if x.is_nan() {
+                return None;
+            }
+            let bits = to.bits();
+            let (lo, hi) = if is_signed(to) {
+                (-(2f64.powi(bits as i32 - 1)), 2f64.powi(bits as i32 - 1))
+            } else {
+                (0.0, 2f64.powi(bits as i32))
+            };
+            if !(t >= lo && t < hi) {
+                return None;
+            }
+            Some(Const::Int(mask(bits, if is_signed(to) { t as i64 as u64 } else { t as u64 })))
+        }
+        (Const::Float(x), false) if exact_float(to) => Some(Const::Float(constant::round_to(to, x))),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ScalarKind::*;
+
+    fn i(v: u64) -> Const {
+        Const::Int(v)
+    }
+
+    #[test]
+    fn integer_semantics() {
+        assert_eq!(int_op("add", I8, &[i(0x7f), i(1)], None), Some(i(0x80)));
+        assert_eq!(int_op("div", I32, &[i(mask(32, -7i64 as u64)), i(2)], None), Some(i(mask(32, -3i64 as u64))));
+        assert_eq!(int_op("rem", I32, &[i(mask(32, -7i64 as u64)), i(2)], None), Some(i(mask(32, -1i64 as u64))));
+        assert_eq!(int_op("div", U32, &[i(0xffff_fff9), i(2)], None), Some(i(0x7fff_fffc)));
+        assert_eq!(int_op("div", I32, &[i(1), i(0)], None), None);
+        assert_eq!(int_op("div", I32, &[i(0x8000_0000), i(0xffff_ffff)], None), None);
+        assert_eq!(int_op("shl", I32, &[i(1), i(32)], None), None);
+        assert_eq!(int_op("shr", I8, &[i(0x80), i(7)], None), Some(i(0xff)));
+        assert_eq!(int_op("shr", U8, &[i(0x80), i(7)], None), Some(i(1)));
+        assert_eq!(int_op("cmp", I8, &[i(0xff), i(1)], Some("lt")), Some(i(1)));
+        assert_eq!(int_op("cmp", U8, &[i(0xff), i(1)], Some("lt")), Some(i(0)));
+        assert_eq!(int_op("abs", I8, &[i(0x80)], None), Some(i(0x80)));
+        assert_eq!(int_op("umulhi", U32, &[i(3), i(4)], None), None);
+    }
+
+    #[test]
+    fn float_semantics() {
+        let f = Const::Float;
+        let third = (1.0f32 / 3.0) as f64;
+        assert_eq!(float_op("add", F32, &[f(third), f(third)], None, false), Some(f((third as f32 + third as f32) as f64)));
+        assert_eq!(float_op("cmp", F32, &[f(f64::NAN), f(1.0)], Some("ne"), false), Some(i(1)));
+        assert_eq!(float_op("cmp", F32, &[f(f64::NAN), f(1.0)], Some("eq"), false), Some(i(0)));
+        assert_eq!(float_op("min", F32, &[f(-0.0), f(0.0)], None, false), None);
+        assert_eq!(float_op("exp", F32, &[f(1.0)], None, false), None);
+        assert_eq!(float_op("div", F32, &[f(1.0), f(3.0)], None, false), None);
+    }
+
+    #[test]
+    fn cast_semantics() {
+        assert_eq!(cast(I8, I32, i(0xff)), Some(i(0xffff_ffff)));
+        assert_eq!(cast(U8, I32, i(0xff)), Some(i(0xff)));
+        assert_eq!(cast(I1, I32, i(1)), Some(i(1)));
+        assert_eq!(cast(I32, I1, i(2)), Some(i(1)));
+        assert_eq!(cast(F32, I8, Const::Float(200.0)), None);
+        assert_eq!(cast(F32, I8, Const::Float(-3.7)), Some(i(mask(8, -3i64 as u64))));
+        assert_eq!(cast(U64, F32, i(u64::MAX)), Some(Const::Float(u64::MAX as f32 as f64)));
+        assert_eq!(cast(F64, F32, Const::Float(0.1)), Some(Const::Float(0.1f32 as f64)));
+        assert_eq!(cast(F32, F16, Const::Float(0.5)), None);
+    }
+}
