@@ -1,6 +1,7 @@
 """Compiled kernels on a real GPU (marked `gpu`, skipped without one): results
 against torch for float and int elementwise kernels, masking, scalars of every
-width, streams, the cache, AOT kernels, and CUDA errors as Python exceptions."""
+width, streams, the cache, AOT kernels, CUDA errors as Python exceptions, and
+the Rust launch entry (table hits and misses, keywords, options, DLPack)."""
 from __future__ import annotations
 
 import pytest
@@ -147,3 +148,163 @@ def test_device_info():
 
 def triton_cdiv(a: int, b: int) -> int:
     return (a + b - 1) // b
+
+
+# -- the Rust launch entry (_core.FastLauncher) ----------------------------------
+
+@tritium.jit
+def scale_kernel(x_ptr, out_ptr, n, s, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * s, mask=m)
+
+
+def fresh(fn):
+    """A new JITFunction of the same Python function: empty tables."""
+    return tritium.jit(fn.fn)
+
+
+def test_second_launch_takes_the_rust_entry_and_hits():
+    k = fresh(add_kernel)
+    x = torch.randn(4096, device="cuda")
+    out = torch.empty_like(x)
+    r1 = k[(4,)](x, x, out, 4096, BLOCK=1024)            # compiles (Python path)
+    fast = k._cuda_launcher.fast
+    assert k._fast is fast and len(fast) == 1
+    assert type(k[(4,)]).__name__ == "GridLaunch"
+    out.zero_()
+    r2 = k[(4,)](x, x, out, 4096, BLOCK=1024)            # keywords that are parameters stay on the fast path
+    r3 = k.run(x, x, out, 4096, 1024, grid=(4,))
+    assert r1 is r2 is r3 and len(fast) == 1 and len(k._cuda_launcher.table) == 1
+    torch.testing.assert_close(out, 2 * x)
+
+
+def test_grids_change_between_hits():
+    k = fresh(grid2d_kernel)
+    for r, c in [(3, 4), (2, 5), (1, 1), (4, 2)]:
+        for grid in ((r, c), (r, c, 1)):
+            out = torch.full((r * c * 64,), -1, device="cuda", dtype=torch.int32)
+            k[grid](out, W=64)
+            rr = torch.arange(r).repeat_interleave(c * 64)
+            cc = torch.arange(c * 64).repeat(r)
+            assert torch.equal(out.cpu(), (rr * 1000 + cc).to(torch.int32))
+    assert len(k._cuda_launcher.fast) == 1
+
+
+def test_new_keys_miss_then_hit():
+    k = fresh(scale_kernel)
+    fast = None
+    seen = set()
+    for dtype in (torch.float32, torch.float16):
+        for n in (4096, 1000):          # n % 16: two divisibility variants
+            for offset in (0, 1):       # aligned / misaligned x
+                x = torch.randn(n + 1, device="cuda", dtype=dtype)[offset:offset + n]
+                out = torch.empty(n, device="cuda", dtype=dtype)
+                for _ in range(2):
+                    out.zero_()
+                    kern = k[(triton_cdiv(n, 256),)](x, out, n, 3.0, BLOCK=256)
+                    torch.testing.assert_close(out, x * 3.0)
+                seen.add(id(kern))
+                fast = k._cuda_launcher.fast
+    assert len(fast) == len(k._cuda_launcher.table) == len(seen) == 8
+
+
+def test_launch_options_take_the_python_path_and_stay_correct():
+    k = fresh(scale_kernel)
+    x = torch.randn(3000, device="cuda")
+    out = torch.empty_like(x)
+    k[(12,)](x, out, 3000, 2.0, BLOCK=256)
+    k[(12,)](x, out, 3000, 2.0, BLOCK=256, num_warps=2)
+    torch.testing.assert_close(out, 2 * x)
+    assert len(k._cuda_launcher.fast) == 1 and len(k._cuda_launcher.table) == 2
+    s = torch.cuda.Stream()
+    out.zero_()
+    k[(12,)](x, out, 3000, 2.0, BLOCK=256, stream=s.cuda_stream)
+    s.synchronize()
+    torch.testing.assert_close(out, 2 * x)
+    out.zero_()
+    k[lambda meta: (triton_cdiv(meta["n"], meta["BLOCK"]),)](x, out, 3000, 2.0, BLOCK=256)
+    torch.testing.assert_close(out, 2 * x)
+
+
+def test_rust_entry_launches_on_torchs_current_stream():
+    k = fresh(add_kernel)
+    n = 1 << 20
+    x = torch.randn(n, device="cuda")
+    out = torch.empty_like(x)
+    k[(n // 1024,)](x, x, out, n, BLOCK=1024)
+    s = torch.cuda.Stream()
+    out.zero_()
+    torch.cuda.synchronize()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(50_000_000)       # keeps s busy for a while
+        out.zero_()                         # runs after the sleep, on s
+        k[(n // 1024,)](x, x, out, n, BLOCK=1024)
+    assert len(k._cuda_launcher.fast) == 1
+    torch.cuda.synchronize()
+    # launched on any other stream, the kernel would have run before the
+    # zero_() above and its result would be gone
+    torch.testing.assert_close(out, 2 * x)
+
+
+def test_torch_tensors_use_the_direct_reads():
+    k = fresh(add_kernel)
+    x = torch.randn(64, device="cuda")
+    k[(1,)](x, x, x, 64, BLOCK=64)
+    k[(1,)](x, x, x, 64, BLOCK=64)
+    seen = {t: (how, direct) for t, how, direct in k._cuda_launcher.spec._plan.type_cache()}
+    assert seen[torch.Tensor] == ("data_ptr", True)
+
+
+def test_errors_are_the_same_on_the_rust_entry():
+    k = fresh(add_kernel)
+    x = torch.randn(16, device="cuda")
+    k[(1,)](x, x, x, 16, BLOCK=16)
+    with pytest.raises(TypeError, match="add_kernel"):
+        k[(1,)](x, x, x, BLOCK=16)                  # missing n
+    with pytest.raises(TypeError, match="add_kernel"):
+        k[(1,)](x, x, x, 16, 1, BLOCK=16)           # one too many
+    with pytest.raises(ValueError, match="grid"):
+        k[(1, 70000)](x, x, x, 16, BLOCK=16)        # too large: the same check on both paths
+    with pytest.raises(ValueError, match="grid"):
+        k[(-1,)](x, x, x, 16, BLOCK=16)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        k[(1,)](x, x, x, 16, BLOCK=16, bogus=1)
+    with pytest.raises(TypeError, match="GPU tensor"):
+        k[(1,)](x, x, x.cpu().numpy(), 16, BLOCK=16)
+
+
+class DLPackOnly:
+    """Exposes a tensor through the DLPack protocol only."""
+
+    def __init__(self, t):
+        self._t = t
+
+    def __dlpack__(self, stream=None):
+        return self._t.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._t.__dlpack_device__()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_dlpack_arguments(dtype):
+    k = fresh(add_kernel)
+    x = torch.randn(3000, device="cuda", dtype=dtype)
+    y = torch.randn(3000, device="cuda", dtype=dtype)
+    out = torch.empty_like(x)
+    for _ in range(2):                              # the Python path, then the Rust entry
+        out.zero_()
+        k[(3,)](DLPackOnly(x), DLPackOnly(y), DLPackOnly(out), 3000, BLOCK=1024)
+        torch.testing.assert_close(out, x + y)
+    assert len(k._cuda_launcher.fast) == 1
+    # a view starts at its first element (data pointer + byte offset)
+    out.zero_()
+    k[(3,)](DLPackOnly(x[1:]), DLPackOnly(y[1:]), DLPackOnly(out[1:]), 2999, BLOCK=1024)
+    torch.testing.assert_close(out[1:], x[1:] + y[1:])
+
+
+def test_cpu_dlpack_argument_is_a_type_error():
+    x = torch.randn(16, device="cuda")
+    with pytest.raises(TypeError, match=r"kernel 'add_kernel', argument 'out_ptr'.*device type 1"):
+        add_kernel[(1,)](x, x, DLPackOnly(torch.zeros(16)), 16, BLOCK=16)

@@ -2,7 +2,12 @@
 //! python/tritium/runtime/specialization.py and computes the same key as its
 //! `key_python`, a few attribute reads per argument. Anything unusual (an
 //! unseen dtype, a numpy scalar, a huge int) returns None and Python decides.
+//! The launch fast path (launcher.rs) keys through `key_reads`, which also
+//! hands back each argument's value, so a tensor is read once per launch.
 use std::cell::RefCell;
+use std::os::raw::c_char;
+
+use pyo3::ffi;
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -98,8 +103,10 @@ pub struct KeyPlan {
     tid_f32: u64,
     tid_int: [u64; 3],
     shift: u32,
+    /// pointer type id by DLPack element type name (args.rs' `dtype_name`)
+    dl_tid: Vec<(String, u64)>,
     // caches filled on first sight; the GIL guards them (no atomics per launch)
-    types: GILProtected<RefCell<Vec<(Py<PyType>, TypeInfo)>>>,
+    types: GILProtected<RefCell<TypeCache>>,
     dtypes: GILProtected<RefCell<Vec<(PyObject, u64)>>>,
     names: Vec<Py<PyString>>,
     defaults: Vec<Option<PyObject>>,
@@ -109,7 +116,7 @@ pub struct KeyPlan {
 
 /// Outcome of keying one argument: an entry, or "let Python do it".
 enum Entry<'py> {
-    Code(u64),
+    Code(u64, Read),
     Obj(Bound<'py, PyAny>),
     Fallback,
 }
@@ -120,14 +127,55 @@ enum Addr {
     DataPtr,
     Cuda,
     Host,
+    DLPack,
     None,
 }
+
+/// A type whose `data_ptr` is a C method (method_descriptor) and `dtype` a C
+/// getset, with the default attribute lookup (torch.Tensor): both are called
+/// straight from the descriptors found once on the type, skipping generic
+/// attribute lookup and the bound method. The pointers stay valid because the
+/// type cache below owns references to both descriptors.
+#[derive(Clone, Copy)]
+struct DirectReads {
+    data_ptr: *mut ffi::PyObject,
+    dtype: *mut ffi::PyObject,
+    dtype_get: ffi::descrgetfunc,
+}
+
+// SAFETY: only dereferenced with the GIL held (inside the GILProtected cache or a launch)
+unsafe impl Send for DirectReads {}
+unsafe impl Sync for DirectReads {}
 
 #[derive(Clone, Copy)]
 struct TypeInfo {
     addr: Addr,
     has_ndim: bool,
+    direct: Option<DirectReads>,
 }
+
+/// One runtime argument's value as the key read it; the launcher packs these.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Read {
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    /// A device address (data_ptr, __cuda_array_interface__ or a CUDA DLPack tensor).
+    Ptr(u64),
+    /// A host array address (__array_interface__): keyed, but not launchable.
+    Host,
+    /// An object entry (constexpr, None, str): not passed at launch.
+    Obj,
+}
+
+/// The descriptors behind `DirectReads`, kept alive with the type they came from.
+type DirectRefs = Option<(PyObject, PyObject)>;
+
+/// Tensor-like types seen so far and how to read them.
+type TypeCache = Vec<(Py<PyType>, TypeInfo, DirectRefs)>;
+
+/// `bind`'s result: (key, arguments in parameter order, launch options).
+type Bound3<'py> = (Bound<'py, PyTuple>, Bound<'py, PyTuple>, Bound<'py, PyDict>);
 
 /// Python ints without the slow 128-bit conversion (abi3 has no fast path for it).
 fn int_value(v: &Bound<'_, PyAny>) -> Option<i128> {
@@ -141,12 +189,12 @@ impl KeyPlan {
     fn type_info(&self, arg: &Bound<'_, PyAny>) -> PyResult<TypeInfo> {
         let py = arg.py();
         let ty = arg.get_type();
-        if let Some((_, info)) = self
+        if let Some((_, info, _)) = self
             .types
             .get(py)
             .borrow()
             .iter()
-            .find(|(t, _)| t.bind(py).is(&ty))
+            .find(|(t, _, _)| t.bind(py).is(&ty))
         {
             return Ok(*info);
         }
@@ -157,16 +205,32 @@ impl KeyPlan {
             Addr::Cuda
         } else if ty.hasattr(intern!(py, "__array_interface__"))? {
             Addr::Host
+        } else if ty.hasattr(intern!(py, "__dlpack__"))? {
+            Addr::DLPack
         } else {
             Addr::None
         };
+        let refs = if addr == Addr::DataPtr { direct_descriptors(&ty)? } else { None };
+        let direct = refs.as_ref().and_then(|(dp, dt)| {
+            // SAFETY: PyType_GetSlot accepts static types from 3.10 (the abi3 floor)
+            let get = unsafe { ffi::PyType_GetSlot(ffi::Py_TYPE(dt.as_ptr()), ffi::Py_tp_descr_get) };
+            (!get.is_null()).then(|| DirectReads {
+                data_ptr: dp.as_ptr(),
+                dtype: dt.as_ptr(),
+                dtype_get: unsafe { std::mem::transmute::<*mut std::ffi::c_void, ffi::descrgetfunc>(get) },
+            })
+        });
         let info = TypeInfo {
             addr,
             has_ndim: ty.hasattr(intern!(py, "ndim"))?,
+            direct,
         };
         let mut seen = self.types.get(py).borrow_mut();
         if seen.len() < 64 {
-            seen.push((ty.unbind(), info));
+            seen.push((ty.unbind(), info, refs));
+        } else if info.direct.is_some() {
+            // uncached, the descriptors would not be kept alive: use the generic reads
+            return Ok(TypeInfo { direct: None, ..info });
         }
         Ok(info)
     }
@@ -195,16 +259,56 @@ impl KeyPlan {
         Ok(Some(tid))
     }
 
-    fn address(arg: &Bound<'_, PyAny>, how: Addr) -> PyResult<Option<i128>> {
+    fn address(arg: &Bound<'_, PyAny>, info: &TypeInfo) -> PyResult<Option<i128>> {
         let py = arg.py();
-        let name = match how {
-            Addr::DataPtr => return Ok(int_value(&arg.call_method0(intern!(py, "data_ptr"))?)),
+        let name = match info.addr {
+            Addr::DataPtr => {
+                let r = match info.direct {
+                    // SAFETY: the descriptor is a method_descriptor of a base of arg's type
+                    Some(d) => unsafe {
+                        Bound::from_owned_ptr_or_err(
+                            py,
+                            ffi::PyObject_CallFunctionObjArgs(d.data_ptr, arg.as_ptr(), std::ptr::null_mut::<ffi::PyObject>()),
+                        )?
+                    },
+                    None => call_method0(arg, intern!(py, "data_ptr"))?,
+                };
+                return Ok(int_value(&r));
+            }
             Addr::Cuda => intern!(py, "__cuda_array_interface__"),
             Addr::Host => intern!(py, "__array_interface__"),
-            Addr::None => return Ok(None),
+            Addr::DLPack | Addr::None => return Ok(None),
         };
         let d = arg.getattr(name)?;
         Ok(int_value(&d.get_item(intern!(py, "data"))?.get_item(0)?))
+    }
+
+    fn dtype<'py>(arg: &Bound<'py, PyAny>, info: &TypeInfo) -> Option<Bound<'py, PyAny>> {
+        let py = arg.py();
+        match info.direct {
+            // SAFETY: the getset descriptor belongs to a base of arg's type
+            Some(d) => unsafe {
+                let ty = ffi::Py_TYPE(arg.as_ptr()) as *mut ffi::PyObject;
+                Bound::from_owned_ptr_or_err(py, (d.dtype_get)(d.dtype, arg.as_ptr(), ty)).ok()
+            },
+            None => arg.getattr(intern!(py, "dtype")).ok(),
+        }
+    }
+
+    /// A DLPack argument: (pointer type id, address), or None when Python
+    /// must decide (a CPU tensor is an error there, an unknown dtype too).
+    fn dlpack(&self, arg: &Bound<'_, PyAny>) -> PyResult<Option<(u64, u64)>> {
+        // a capsule that cannot be read is Python's to report, naming the argument
+        let Ok(t) = crate::runtime::dlpack_of(arg) else {
+            return Ok(None);
+        };
+        if !t.on_cuda() {
+            return Ok(None);
+        }
+        let Some(name) = t.dtype_name() else {
+            return Ok(None);
+        };
+        Ok(self.dl_tid.iter().find(|(n, _)| n == name).map(|(_, tid)| (*tid, t.address)))
     }
 
     fn constexpr_entry<'py>(&self, arg: &Bound<'py, PyAny>) -> Entry<'py> {
@@ -224,8 +328,8 @@ impl KeyPlan {
             return Ok(self.constexpr_entry(arg));
         }
         let s = self.shift;
-        if arg.is_exact_instance_of::<PyBool>() {
-            return Ok(Entry::Code(self.tid_i1 << s));
+        if let Ok(b) = arg.downcast_exact::<PyBool>() {
+            return Ok(Entry::Code(self.tid_i1 << s, Read::Bool(b.is_true())));
         }
         if arg.is_exact_instance_of::<PyInt>() {
             let Some(v) = int_value(arg) else {
@@ -240,20 +344,32 @@ impl KeyPlan {
             } else {
                 return Ok(Entry::Fallback);
             };
-            return Ok(Entry::Code((tid << s) | p.int.mask(v, arg)?));
+            return Ok(Entry::Code((tid << s) | p.int.mask(v, arg)?, Read::Int(v)));
         }
-        if arg.is_exact_instance_of::<PyFloat>() {
+        if let Ok(f) = arg.downcast_exact::<PyFloat>() {
             if !p.float.fast.is_empty() {
                 return Ok(Entry::Fallback);
             }
-            return Ok(Entry::Code((self.tid_f32 << s) | p.float.mask(0, arg)?));
+            return Ok(Entry::Code((self.tid_f32 << s) | p.float.mask(0, arg)?, Read::Float(f.value())));
         }
         let py = arg.py();
         let info = self.type_info(arg)?;
-        if info.addr == Addr::None {
-            return Ok(Entry::Fallback);
+        match info.addr {
+            Addr::None => return Ok(Entry::Fallback),
+            Addr::DLPack => {
+                // Python predicates get the argument, which for DLPack is not
+                // the tensor-like object they expect: Python keys those
+                if !p.ptr.slow.is_empty() {
+                    return Ok(Entry::Fallback);
+                }
+                let Some((tid, addr)) = self.dlpack(arg)? else {
+                    return Ok(Entry::Fallback);
+                };
+                return Ok(Entry::Code((tid << s) | p.ptr.mask(addr as i128, arg)?, Read::Ptr(addr)));
+            }
+            _ => {}
         }
-        let Ok(dt) = arg.getattr(intern!(py, "dtype")) else {
+        let Some(dt) = Self::dtype(arg, &info) else {
             return Ok(Entry::Fallback);
         };
         let Some(tid) = self.dtype_tid(&dt)? else {
@@ -270,16 +386,117 @@ impl KeyPlan {
         {
             return Ok(Entry::Fallback);
         }
-        let Some(addr) = Self::address(arg, info.addr)? else {
+        let Some(addr) = Self::address(arg, &info)? else {
             return Ok(Entry::Fallback);
         };
-        Ok(Entry::Code((tid << s) | p.ptr.mask(addr, arg)?))
+        let read = match info.addr {
+            Addr::Host => Read::Host,
+            _ if (0..(1i128 << 64)).contains(&addr) => Read::Ptr(addr as u64),
+            _ => Read::Host, // not an address a kernel can take: the launch path decides
+        };
+        Ok(Entry::Code((tid << s) | p.ptr.mask(addr, arg)?, read))
     }
+
+    /// The key of `args` (in parameter order), or None to let Python compute
+    /// it; with `reads`, each argument's value is recorded on the way.
+    pub(crate) fn key_reads<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        mut reads: Option<&mut Vec<Read>>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let py = args.py();
+        if args.len() != self.params.len() {
+            return Ok(None);
+        }
+        // runtime entries packed as little-endian u64s in one bytes object
+        // (CONSTEXPR_SLOT where the entry is an object), then those objects
+        let mut codes = [0u8; 8 * 32];
+        let mut heap: Vec<u8> = Vec::new();
+        let buf: &mut [u8] = if self.params.len() <= 32 {
+            &mut codes[..8 * self.params.len()]
+        } else {
+            heap.resize(8 * self.params.len(), 0);
+            &mut heap
+        };
+        let mut objs: Vec<Bound<'py, PyAny>> = Vec::new(); // no allocation unless a constexpr comes
+        for (i, (p, arg)) in self.params.iter().zip(args.iter()).enumerate() {
+            let (code, read) = match self.entry(p, &arg)? {
+                Entry::Code(c, r) => (c, r),
+                Entry::Obj(o) => {
+                    objs.push(o);
+                    (CONSTEXPR_SLOT, Read::Obj)
+                }
+                Entry::Fallback => return Ok(None),
+            };
+            if let Some(r) = reads.as_deref_mut() {
+                r.push(read);
+            }
+            buf[8 * i..8 * i + 8].copy_from_slice(&code.to_le_bytes());
+        }
+        let head = PyBytes::new(py, buf).into_any();
+        if objs.is_empty() {
+            return Ok(Some(PyTuple::new(py, [head])?));
+        }
+        objs.insert(0, head);
+        Ok(Some(PyTuple::new(py, objs)?))
+    }
+}
+
+/// `obj.name()` without creating a bound method (CPython's method-call path).
+fn call_method0<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: NULL-terminated argument list; a new reference or NULL with an exception set
+    unsafe {
+        Bound::from_owned_ptr_or_err(
+            obj.py(),
+            ffi::PyObject_CallMethodObjArgs(obj.as_ptr(), name.as_ptr(), std::ptr::null_mut::<ffi::PyObject>()),
+        )
+    }
+}
+
+/// `type.data_ptr` and `type.dtype` when both are C descriptors and the
+/// type keeps the default `__getattribute__`, so calling the descriptors
+/// does what `obj.data_ptr()` and `obj.dtype` do. (An instance attribute
+/// named `data_ptr` would shadow the method for `obj.data_ptr()`; tensors do
+/// not carry one.)
+fn direct_descriptors(ty: &Bound<'_, PyType>) -> PyResult<DirectRefs> {
+    let py = ty.py();
+    let types = py.import("types")?;
+    let (Ok(dp), Ok(dt), Ok(ga)) = (
+        ty.getattr(intern!(py, "data_ptr")),
+        ty.getattr(intern!(py, "dtype")),
+        ty.getattr(intern!(py, "__getattribute__")),
+    ) else {
+        return Ok(None);
+    };
+    let is = |o: &Bound<'_, PyAny>, name: &str| -> PyResult<bool> { Ok(o.get_type().is(&types.getattr(name)?)) };
+    if is(&dp, "MethodDescriptorType")? && is(&dt, "GetSetDescriptorType")? && is(&ga, "WrapperDescriptorType")? {
+        return Ok(Some((dp.unbind(), dt.unbind())));
+    }
+    Ok(None)
+}
+
+/// Whether TRITIUM_INTERPRET or TRITON_INTERPRET asks for the interpreter
+/// (1/true/yes/on, any case), read from the C environment on every call:
+/// Python's `os.environ` writes through to it with putenv/unsetenv.
+pub(crate) fn interpret_requested() -> bool {
+    extern "C" {
+        fn getenv(name: *const c_char) -> *const c_char;
+    }
+    [c"TRITIUM_INTERPRET", c"TRITON_INTERPRET"].iter().any(|name| {
+        // SAFETY: called with the GIL held, so no Python thread changes the environment meanwhile
+        let v = unsafe { getenv(name.as_ptr()) };
+        if v.is_null() {
+            return false;
+        }
+        let v = unsafe { std::ffi::CStr::from_ptr(v) }.to_bytes();
+        [&b"1"[..], b"true", b"yes", b"on"].iter().any(|t| v.eq_ignore_ascii_case(t))
+    })
 }
 
 #[pymethods]
 impl KeyPlan {
     #[new]
+    #[allow(clippy::too_many_arguments)] // one per field Python hands over (specialization.py)
     fn new(
         params: Vec<ParamSpec>,
         ptr_tid: Py<PyDict>,
@@ -292,6 +509,7 @@ impl KeyPlan {
         defaults: Vec<Option<PyObject>>,
         options: Py<PyAny>,
         fallback: PyObject,
+        dl_tid: Vec<(String, u64)>,
     ) -> PyResult<Self> {
         if names.len() != params.len() || defaults.len() != params.len() {
             return Err(pyo3::exceptions::PyValueError::new_err(
@@ -317,6 +535,7 @@ impl KeyPlan {
             tid_f32,
             tid_int,
             shift,
+            dl_tid,
             types: GILProtected::new(RefCell::new(Vec::new())),
             dtypes: GILProtected::new(RefCell::new(Vec::new())),
             names,
@@ -326,40 +545,27 @@ impl KeyPlan {
         })
     }
 
+    /// The tensor-like types seen so far: (type, how its address is read,
+    /// whether data_ptr/dtype are called straight from the type's C descriptors).
+    fn type_cache(&self, py: Python<'_>) -> Vec<(Py<PyType>, &'static str, bool)> {
+        let how = |a: Addr| match a {
+            Addr::DataPtr => "data_ptr",
+            Addr::Cuda => "__cuda_array_interface__",
+            Addr::Host => "__array_interface__",
+            Addr::DLPack => "__dlpack__",
+            Addr::None => "none",
+        };
+        self.types
+            .get(py)
+            .borrow()
+            .iter()
+            .map(|(t, info, _)| (t.clone_ref(py), how(info.addr), info.direct.is_some()))
+            .collect()
+    }
+
     /// The key of `args` (in parameter order), or None to let Python compute it.
     fn key<'py>(&self, args: &Bound<'py, PyTuple>) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        let py = args.py();
-        if args.len() != self.params.len() {
-            return Ok(None);
-        }
-        // runtime entries packed as little-endian u64s in one bytes object
-        // (CONSTEXPR_SLOT where the entry is an object), then those objects
-        let mut codes = [0u8; 8 * 32];
-        let mut heap: Vec<u8> = Vec::new();
-        let buf: &mut [u8] = if self.params.len() <= 32 {
-            &mut codes[..8 * self.params.len()]
-        } else {
-            heap.resize(8 * self.params.len(), 0);
-            &mut heap
-        };
-        let mut objs: Vec<Bound<'py, PyAny>> = Vec::new(); // no allocation unless a constexpr comes
-        for (i, (p, arg)) in self.params.iter().zip(args.iter()).enumerate() {
-            let code = match self.entry(p, &arg)? {
-                Entry::Code(c) => c,
-                Entry::Obj(o) => {
-                    objs.push(o);
-                    CONSTEXPR_SLOT
-                }
-                Entry::Fallback => return Ok(None),
-            };
-            buf[8 * i..8 * i + 8].copy_from_slice(&code.to_le_bytes());
-        }
-        let head = PyBytes::new(py, buf).into_any();
-        if objs.is_empty() {
-            return Ok(Some(PyTuple::new(py, [head])?));
-        }
-        objs.insert(0, head);
-        Ok(Some(PyTuple::new(py, objs)?))
+        self.key_reads(args, None)
     }
 
     /// Binds a launch's arguments like the generated Python binder and keys
@@ -384,52 +590,74 @@ impl KeyPlan {
         &self,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Option<(Bound<'py, PyTuple>, Bound<'py, PyTuple>, Bound<'py, PyDict>)>> {
+    ) -> PyResult<Option<Bound3<'py>>> {
+        let options = PyDict::new(args.py());
+        let Some(bound) = self.bind_args(args, kwargs, Some(&options))? else {
+            return Ok(None);
+        };
+        Ok(self.key(&bound)?.map(|k| (k, bound, options)))
+    }
+
+    /// The arguments in parameter order (defaults filled in), or None for
+    /// whatever Python must bind or reject. Launch options among `kwargs`
+    /// go to `options`; without it they make the call Python's.
+    pub(crate) fn bind_args<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+        options: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let py = args.py();
         let n = self.params.len();
-        let options = PyDict::new(py);
-        let bound =
-            match kwargs {
-                None if args.len() == n => args.clone(),
-                _ => {
-                    if args.len() > n {
-                        return Ok(None);
+        let kwargs = kwargs.filter(|k| !k.is_empty());
+        if kwargs.is_none() && args.len() == n {
+            return Ok(Some(args.clone()));
+        }
+        if args.len() > n {
+            return Ok(None);
+        }
+        let mut slots: Vec<Option<Bound<'py, PyAny>>> = args.iter().map(Some).collect();
+        slots.resize(n, None);
+        if let Some(kw) = kwargs {
+            for (k, v) in kw.iter() {
+                let Ok(k) = k.downcast_into::<PyString>() else {
+                    return Ok(None);
+                };
+                // call-site keywords are usually the very string objects of the parameter names
+                let i = match self.names.iter().position(|nm| nm.bind(py).is(&k)) {
+                    Some(i) => Some(i),
+                    None => {
+                        let ks = k.to_cow()?;
+                        self.names.iter().position(|nm| nm.bind(py).to_cow().map(|c| c == ks).unwrap_or(false))
                     }
-                    let mut slots: Vec<Option<Bound<'py, PyAny>>> = args.iter().map(Some).collect();
-                    slots.resize(n, None);
-                    if let Some(kw) = kwargs {
-                        for (k, v) in kw.iter() {
-                            let Ok(k) = k.downcast_into::<PyString>() else {
-                                return Ok(None);
-                            };
-                            let ks = k.to_cow()?;
-                            match self.names.iter().position(|nm| {
-                                nm.bind(py).to_cow().map(|c| c == ks).unwrap_or(false)
-                            }) {
-                                Some(i) if slots[i].is_none() => slots[i] = Some(v),
-                                Some(_) => return Ok(None),
-                                None if self.options.bind(py).contains(&k)? => {
-                                    options.set_item(k, v)?
-                                }
-                                None => return Ok(None),
-                            }
-                        }
-                    }
-                    let mut full = Vec::with_capacity(n);
-                    for (slot, d) in slots.into_iter().zip(&self.defaults) {
-                        match (slot, d) {
-                            (Some(v), _) => full.push(v),
-                            (None, Some(d)) => full.push(d.bind(py).clone()),
-                            (None, None) => return Ok(None),
-                        }
-                    }
-                    PyTuple::new(py, full)?
+                };
+                match (i, options) {
+                    (Some(i), _) if slots[i].is_none() => slots[i] = Some(v),
+                    (Some(_), _) => return Ok(None),
+                    (None, Some(opts)) if self.options.bind(py).contains(&k)? => opts.set_item(k, v)?,
+                    (None, _) => return Ok(None),
                 }
-            };
-        Ok(self.key(&bound)?.map(|k| (k, bound, options)))
+            }
+        }
+        let mut full = Vec::with_capacity(n);
+        for (slot, d) in slots.into_iter().zip(&self.defaults) {
+            match (slot, d) {
+                (Some(v), _) => full.push(v),
+                (None, Some(d)) => full.push(d.bind(py).clone()),
+                (None, None) => return Ok(None),
+            }
+        }
+        Ok(Some(PyTuple::new(py, full)?))
     }
 }
 
+/// The launch path's interpreter switch, as the launcher reads it (for tests).
+#[pyfunction(name = "interpret_requested")]
+fn interpret_requested_py() -> bool {
+    interpret_requested()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<KeyPlan>()
+    m.add_class::<KeyPlan>()?;
+    m.add_function(wrap_pyfunction!(interpret_requested_py, m)?)
 }

@@ -5,6 +5,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod codegen;
 mod key;
+mod launcher;
 mod runtime;
 
 use pyo3::create_exception;
@@ -91,6 +92,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(roundtrip, m)?)?;
     codegen::register(m)?;
     key::register(m)?;
+    launcher::register(m)?;
     runtime::register(m)?;
     Ok(())
 }

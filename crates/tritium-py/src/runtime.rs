@@ -1,14 +1,20 @@
 //! Python bindings of tritium-runtime: driver status and device attributes,
 //! ptxas, and `CudaKernel` whose `launch` is the per-launch fast path
-//! (argument extraction and packing in Rust, one driver call).
+//! (argument extraction and packing in Rust, one driver call), and the
+//! DLPack capsule reader shared with the key.
+use std::ffi::c_void;
 use std::path::PathBuf;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
+use tritium_runtime::args::{encode, DLPackArg, DLTensor};
 use tritium_runtime::{cuda, ptxas, ArgKind, ArgPack, ArgValue, Error, Image, Kernel};
+
+use crate::key::Read;
 
 create_exception!(_core, CudaError, PyRuntimeError, "A CUDA driver call failed; the message names the call and the kernel.");
 create_exception!(_core, CudaUnavailableError, PyRuntimeError, "No CUDA driver (libcuda) could be loaded.");
@@ -85,6 +91,47 @@ fn ptxas_compile<'py>(py: Python<'py>, path: PathBuf, ptx: &str, arch: &str, ker
     Ok((PyBytes::new(py, &cubin), d))
 }
 
+/// Reads a `__dlpack__()` capsule without consuming it: the capsule keeps
+/// its "dltensor" name, so its own destructor frees the tensor when it goes.
+pub(crate) fn read_capsule(cap: &Bound<'_, PyAny>) -> PyResult<DLPackArg> {
+    // SAFETY: PyCapsule_GetPointer checks the type and the name (NULL + exception otherwise)
+    let p = unsafe { ffi::PyCapsule_GetPointer(cap.as_ptr(), c"dltensor".as_ptr()) };
+    if p.is_null() {
+        let why = PyErr::take(cap.py()).map(|e| e.to_string()).unwrap_or_default();
+        return Err(PyTypeError::new_err(format!(
+            "__dlpack__() must return a capsule named 'dltensor' (an unused DLManagedTensor): {why}"
+        )));
+    }
+    // SAFETY: a live "dltensor" capsule points at a DLManagedTensor, which starts with its DLTensor
+    unsafe { DLPackArg::read(p as *const DLTensor) }.map_err(to_py)
+}
+
+/// `obj.__dlpack__()` read as a kernel argument.
+pub(crate) fn dlpack_of(obj: &Bound<'_, PyAny>) -> PyResult<DLPackArg> {
+    read_capsule(&obj.call_method0(intern!(obj.py(), "__dlpack__"))?)
+}
+
+/// (address, device type, device id, dtype name or None, code, bits).
+type DLPackInfo = (u64, i32, i32, Option<&'static str>, u8, u8);
+
+/// What a DLPack capsule holds, for Python's reference key and tests.
+#[pyfunction]
+fn dlpack_info(capsule: &Bound<'_, PyAny>) -> PyResult<DLPackInfo> {
+    let t = read_capsule(capsule)?;
+    Ok((t.address, t.device_type, t.device_id, t.dtype_name(), t.code, t.bits))
+}
+
+fn dlpack_device_error(t: &DLPackArg, name: &str, kernel: &str) -> PyErr {
+    PyTypeError::new_err(format!(
+        "kernel '{kernel}', argument '{name}': a DLPack tensor on device type {} (device {}) cannot be passed to a \
+         GPU kernel; only CUDA ({}) and CUDA managed ({}) memory can",
+        t.device_type,
+        t.device_id,
+        tritium_runtime::args::DL_CUDA,
+        tritium_runtime::args::DL_CUDA_MANAGED
+    ))
+}
+
 /// One parameter of the Python-level signature: skipped (constexpr) or passed as `kind`.
 struct Param {
     name: String,
@@ -95,7 +142,7 @@ struct Param {
 /// order as (name, kind) with kind a dtype name, "ptr", or None for constexprs,
 /// so `launch` takes the bound arguments as they are.
 #[pyclass(module = "tritium._core", frozen)]
-struct CudaKernel {
+pub(crate) struct CudaKernel {
     kernel: Kernel,
     params: Vec<Param>,
     num_args: usize,
@@ -113,8 +160,16 @@ fn extract(kind: ArgKind, v: &Bound<'_, PyAny>, name: &str, kernel: &str) -> PyR
         if let Ok(cai) = v.getattr(intern!(py, "__cuda_array_interface__")) {
             return Ok(ArgValue::Ptr(cai.get_item("data")?.get_item(0)?.extract::<u64>()?));
         }
+        // host arrays (NumPy) also speak DLPack; they keep the error below
+        if v.hasattr(intern!(py, "__dlpack__"))? && !v.hasattr(intern!(py, "__array_interface__"))? {
+            let t = dlpack_of(v)?;
+            if !t.on_cuda() {
+                return Err(dlpack_device_error(&t, name, kernel));
+            }
+            return Ok(ArgValue::Ptr(t.address));
+        }
         return Err(PyTypeError::new_err(format!(
-            "kernel '{kernel}', argument '{name}': expected a GPU tensor (data_ptr() or __cuda_array_interface__), got {}",
+            "kernel '{kernel}', argument '{name}': expected a GPU tensor (data_ptr(), __cuda_array_interface__ or __dlpack__), got {}",
             v.get_type().name()?
         )));
     }
@@ -139,6 +194,43 @@ fn extract(kind: ArgKind, v: &Bound<'_, PyAny>, name: &str, kernel: &str) -> PyR
         "kernel '{kernel}', argument '{name}': expected a number, got {}",
         v.get_type().name()?
     )))
+}
+
+/// Slots on the stack for kernels with up to this many parameters.
+const STACK_ARGS: usize = 32;
+
+impl CudaKernel {
+    /// Launches with the values the key read (one per parameter, in order).
+    /// Ok(false) when a value does not fit the fast path (a host array, an
+    /// object where the kernel takes an argument): the caller goes the Python way.
+    pub(crate) fn launch_reads(&self, grid: [u64; 3], stream: u64, reads: &[Read]) -> PyResult<bool> {
+        let name = &self.kernel.name;
+        if reads.len() != self.params.len() || self.num_args > STACK_ARGS {
+            return Ok(false);
+        }
+        let mut slots = [0u64; STACK_ARGS];
+        let mut n = 0;
+        for (p, r) in self.params.iter().zip(reads) {
+            let Some(kind) = p.kind else { continue };
+            let v = match *r {
+                Read::Bool(b) => ArgValue::Bool(b),
+                Read::Int(i) => ArgValue::Int(i),
+                Read::Float(f) => ArgValue::Float(f),
+                Read::Ptr(a) => ArgValue::Ptr(a),
+                Read::Host | Read::Obj => return Ok(false),
+            };
+            slots[n] = encode(kind, v, &p.name).map_err(|e| PyValueError::new_err(format!("kernel '{name}', {e}")))?;
+            n += 1;
+        }
+        let mut ptrs = [std::ptr::null_mut::<c_void>(); STACK_ARGS];
+        for (p, s) in ptrs.iter_mut().zip(slots.iter_mut()).take(n) {
+            *p = s as *mut u64 as *mut c_void;
+        }
+        let params = if n == 0 { std::ptr::null_mut() } else { ptrs.as_mut_ptr() };
+        // SAFETY: one pointer per kernel argument, each to an 8-byte slot holding the value little-endian
+        unsafe { self.kernel.launch_params(grid, stream, params) }.map_err(to_py)?;
+        Ok(true)
+    }
 }
 
 #[pymethods]
@@ -214,6 +306,18 @@ impl CudaKernel {
     }
 }
 
+/// Every element type a DLPack argument may have, by language dtype name.
+fn dlpack_dtype_names() -> Vec<&'static str> {
+    let mut names = Vec::new();
+    for code in 0..=20u8 {
+        for bits in [8u8, 16, 32, 64] {
+            let t = DLPackArg { address: 0, device_type: 0, device_id: 0, code, bits };
+            names.extend(t.dtype_name());
+        }
+    }
+    names
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("CudaError", py.get_type::<CudaError>())?;
@@ -227,5 +331,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(find_ptxas, m)?)?;
     m.add_function(wrap_pyfunction!(ptxas_version, m)?)?;
     m.add_function(wrap_pyfunction!(ptxas_compile, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack_info, m)?)?;
+    m.add("DLPACK_DTYPES", dlpack_dtype_names())?;
     Ok(())
 }

@@ -175,6 +175,85 @@ pub fn f32_to_bf16_bits(x: f32) -> u16 {
     ((b + round) >> 16) as u16
 }
 
+/// DLPack's `DLTensor` (dlpack.h, ABI stable since v0.6): a producer's
+/// `__dlpack__()` capsule named "dltensor" points at a `DLManagedTensor`,
+/// whose first member is this struct.
+#[repr(C)]
+pub struct DLTensor {
+    pub data: *mut c_void,
+    pub device_type: i32,
+    pub device_id: i32,
+    pub ndim: i32,
+    pub code: u8,
+    pub bits: u8,
+    pub lanes: u16,
+    pub shape: *mut i64,
+    pub strides: *mut i64,
+    pub byte_offset: u64,
+}
+
+/// `DLDeviceType` values a kernel can read: CUDA memory and CUDA managed memory.
+pub const DL_CUDA: i32 = 2;
+pub const DL_CUDA_MANAGED: i32 = 13;
+
+/// What a launch needs from a DLPack tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DLPackArg {
+    /// `data + byte_offset`: the address of the first element.
+    pub address: u64,
+    pub device_type: i32,
+    pub device_id: i32,
+    /// `(DLDataTypeCode, bits)`; vector types (lanes != 1) are refused when read.
+    pub code: u8,
+    pub bits: u8,
+}
+
+impl DLPackArg {
+    /// Reads `t`. Only the fields above are touched; ownership stays with the caller.
+    ///
+    /// # Safety
+    /// `t` must point at a live `DLTensor`.
+    pub unsafe fn read(t: *const DLTensor) -> Result<DLPackArg> {
+        let t = &*t;
+        if t.lanes != 1 {
+            return Err(Error::Arg(format!(
+                "DLPack tensors of vector type (lanes = {}) cannot be passed to a kernel",
+                t.lanes
+            )));
+        }
+        let address = (t.data as u64)
+            .checked_add(t.byte_offset)
+            .ok_or_else(|| Error::Arg("DLPack tensor address overflows 64 bits".into()))?;
+        Ok(DLPackArg { address, device_type: t.device_type, device_id: t.device_id, code: t.code, bits: t.bits })
+    }
+
+    pub fn on_cuda(&self) -> bool {
+        matches!(self.device_type, DL_CUDA | DL_CUDA_MANAGED)
+    }
+
+    /// The language dtype name of the element type, or None for one kernels cannot take.
+    pub fn dtype_name(&self) -> Option<&'static str> {
+        Some(match (self.code, self.bits) {
+            (0, 8) => "int8",
+            (0, 16) => "int16",
+            (0, 32) => "int32",
+            (0, 64) => "int64",
+            (1, 8) => "uint8",
+            (1, 16) => "uint16",
+            (1, 32) => "uint32",
+            (1, 64) => "uint64",
+            (2, 16) => "fp16",
+            (2, 32) => "fp32",
+            (2, 64) => "fp64",
+            (4, 16) => "bf16",
+            (6, 8) => "int1",
+            (10, 8) => "fp8e4nv",
+            (12, 8) => "fp8e5",
+            _ => return None,
+        })
+    }
+}
+
 /// Packed arguments of one launch: slots hold the values, `pointers` the
 /// addresses `cuLaunchKernel` reads them from.
 #[derive(Default)]
@@ -282,6 +361,36 @@ mod tests {
         assert_eq!(f32_to_bf16_bits(1.0), 0x3f80);
         assert_eq!(f32_to_bf16_bits(1.0 + 2f32.powi(-8)), 0x3f80);
         assert_eq!(f32_to_bf16_bits(1.0 + 3.0 * 2f32.powi(-8)), 0x3f82);
+    }
+
+    #[test]
+    fn dlpack_tensor_reads_address_dtype_and_device() {
+        let mut shape = [4i64];
+        let mut t = DLTensor {
+            data: 0x1000 as *mut c_void,
+            device_type: DL_CUDA,
+            device_id: 1,
+            ndim: 1,
+            code: 2,
+            bits: 32,
+            lanes: 1,
+            shape: shape.as_mut_ptr(),
+            strides: std::ptr::null_mut(),
+            byte_offset: 8,
+        };
+        let a = unsafe { DLPackArg::read(&t) }.unwrap();
+        assert_eq!((a.address, a.device_id, a.dtype_name()), (0x1008, 1, Some("fp32")));
+        assert!(a.on_cuda());
+        t.device_type = 1;
+        t.code = 4;
+        t.bits = 16;
+        let a = unsafe { DLPackArg::read(&t) }.unwrap();
+        assert!(!a.on_cuda());
+        assert_eq!(a.dtype_name(), Some("bf16"));
+        t.code = 5; // complex
+        assert_eq!(unsafe { DLPackArg::read(&t) }.unwrap().dtype_name(), None);
+        t.lanes = 4;
+        assert!(unsafe { DLPackArg::read(&t) }.unwrap_err().to_string().contains("lanes = 4"));
     }
 
     #[test]

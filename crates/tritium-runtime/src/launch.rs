@@ -120,6 +120,18 @@ impl Kernel {
     /// Launches on `stream` (a `CUstream` as an integer; 0 is the legacy
     /// default stream). An empty grid launches nothing, as in Triton.
     pub fn launch(&self, grid: [u64; 3], stream: u64, args: &mut ArgPack) -> Result<()> {
+        let params = args.kernel_params();
+        // SAFETY: the pack holds one slot per kernel parameter and outlives the call
+        unsafe { self.launch_params(grid, stream, params) }
+    }
+
+    /// `launch` with the driver's parameter array built by the caller (the
+    /// launch fast path keeps it on the stack).
+    ///
+    /// # Safety
+    /// `params` must hold one valid pointer per kernel parameter (or be null
+    /// for a kernel without parameters), each to a value of the parameter's size.
+    pub unsafe fn launch_params(&self, grid: [u64; 3], stream: u64, params: *mut *mut c_void) -> Result<()> {
         check_grid(&self.name, grid)?;
         if grid.contains(&0) {
             return Ok(());
@@ -128,26 +140,23 @@ impl Kernel {
         let err = |e: Error| e.for_kernel(&self.name);
         // a thread that never touched CUDA has no current context: use the one the module lives in
         let mut current: CuContext = std::ptr::null_mut();
-        d.check("cuCtxGetCurrent", unsafe { (d.ctx_get_current)(&mut current) }).map_err(err)?;
+        d.check("cuCtxGetCurrent", (d.ctx_get_current)(&mut current)).map_err(err)?;
         if current.is_null() {
-            d.check("cuCtxSetCurrent", unsafe { (d.ctx_set_current)(self.context) }).map_err(err)?;
+            d.check("cuCtxSetCurrent", (d.ctx_set_current)(self.context)).map_err(err)?;
         }
-        let params = args.kernel_params();
-        let rc = unsafe {
-            (d.launch_kernel)(
-                self.function,
-                grid[0] as u32,
-                grid[1] as u32,
-                grid[2] as u32,
-                self.threads_per_block,
-                1,
-                1,
-                self.shared_bytes,
-                stream as usize as *mut c_void,
-                params,
-                std::ptr::null_mut(),
-            )
-        };
+        let rc = (d.launch_kernel)(
+            self.function,
+            grid[0] as u32,
+            grid[1] as u32,
+            grid[2] as u32,
+            self.threads_per_block,
+            1,
+            1,
+            self.shared_bytes,
+            stream as usize as *mut c_void,
+            params,
+            std::ptr::null_mut(),
+        );
         d.check("cuLaunchKernel", rc).map_err(err)
     }
 }

@@ -1,12 +1,15 @@
 """The CUDA side of `kernel[grid](...)`: is a driver there, which device and
 stream (PyTorch's current ones when torch is in use), where ptxas is, and the
 per-kernel launcher: key → in-memory table → disk cache → compile → load →
-launch through `_core.CudaKernel.launch` (argument packing in Rust)."""
+launch through `_core.CudaKernel.launch` (argument packing in Rust). Repeated
+launches with default options skip all of this: `_core.FastLauncher` does
+them in one Rust call and comes back here only for what it does not handle."""
 from __future__ import annotations
 
 import functools
 import os
 import sys
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -37,23 +40,31 @@ def _torch() -> Any:
     return sys.modules.get("torch")
 
 
-def current_device() -> int:
+def torch_queries() -> tuple | None:
+    """(current device, current raw stream of a device) callables, the
+    cheapest torch has, once torch's CUDA state exists; else None (device 0,
+    default stream). The fast launcher calls this until it gets the pair."""
     torch = _torch()
-    if torch is not None and torch.cuda.is_initialized():
-        get = getattr(torch._C, "_cuda_getDevice", None)   # what current_device() calls, minus its checks
-        return get() if get is not None else torch.cuda.current_device()
-    return 0
+    if torch is None or not torch.cuda.is_initialized():
+        return None
+    # what current_device() / current_stream() call, minus their checks
+    get = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is None:
+        def raw(device: int) -> int:
+            return torch.cuda.current_stream(device).cuda_stream
+    return get, raw
+
+
+def current_device() -> int:
+    q = torch_queries()
+    return q[0]() if q is not None else 0
 
 
 def current_stream(device: int) -> int:
     """PyTorch's current stream on `device` when torch is in use, else the default stream (0)."""
-    torch = _torch()
-    if torch is None or not torch.cuda.is_initialized():
-        return 0
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is not None:
-        return raw(device)
-    return torch.cuda.current_stream(device).cuda_stream
+    q = torch_queries()
+    return q[1](device) if q is not None else 0
 
 
 @functools.lru_cache(maxsize=None)
@@ -119,6 +130,12 @@ class Launcher:
         self.spec = specializer(jit_fn, "cuda")
         self.names = [p.name for p in jit_fn.params]
         self.table: dict = {}
+        make = getattr(_core, "FastLauncher", None)
+        plan = getattr(self.spec, "_plan", None)
+        # the Rust entry for repeated launches; it holds the kernel only weakly
+        # (through `_slow_path`), so no reference cycle runs through Rust
+        self.fast = make(plan, _slow_path(weakref.ref(jit_fn)), torch_queries) \
+            if make is not None and plan is not None else None
 
     def __call__(self, grid: Any, args: tuple, kwargs: dict) -> Any:
         key, bound, options = self.spec.bind(*args, **kwargs)
@@ -133,6 +150,8 @@ class Launcher:
         kernel = self.table.get(tkey)
         if kernel is None:
             kernel = self.table[tkey] = self._compile(key, num_warps, num_stages, options.get("debug"), device)
+            if not options and self.fast is not None and isinstance(kernel, _core.CudaKernel):
+                self.fast.insert(key, device, kernel)
         if options.get("warmup"):
             return kernel
         if callable(grid):
@@ -188,13 +207,26 @@ def _grid3(grid: Any) -> tuple[int, int, int]:
     return _normalize_grid(grid)
 
 
+def _slow_path(fn_ref: Any):
+    def slow(grid: Any, args: tuple, kwargs: dict) -> Any:
+        fn = fn_ref()
+        if fn is None:
+            raise RuntimeError("the @jit function of this launcher no longer exists")
+        return fn._run_slow(grid, args, kwargs)
+    return slow
+
+
 def launch(jit_fn: Any, grid: Any, args: tuple, kwargs: dict) -> Any:
-    """`jit_fn[grid](*args, **kwargs)` on the GPU."""
+    """`jit_fn[grid](*args, **kwargs)` on the GPU, through the Python path;
+    from the first call on, `kernel[grid](...)` reaches the launcher's Rust
+    entry (`jit_fn._fast`) directly."""
     launcher = jit_fn.__dict__.get("_cuda_launcher")
     if launcher is None:
         launcher = jit_fn.__dict__["_cuda_launcher"] = Launcher(jit_fn)
+        if launcher.fast is not None and not jit_fn.interpret:
+            jit_fn._fast = launcher.fast
     return launcher(grid, args, kwargs)
 
 
 __all__ = ["Launcher", "available", "current_device", "current_stream", "device_info", "launch", "ptxas_path",
-           "ptxas_search_dirs", "ptxas_version", "status", "synchronize", "target_for"]
+           "ptxas_search_dirs", "ptxas_version", "status", "synchronize", "target_for", "torch_queries"]

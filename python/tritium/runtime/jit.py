@@ -101,6 +101,9 @@ class JITFunction(KernelInterface):
         self.repr = repr
         self.launch_metadata = launch_metadata
         self.interpret = bool(interpret) or interpret_requested()
+        # the Rust launch entry (runtime/driver.py sets it at the first GPU
+        # launch); it checks TRITIUM_INTERPRET itself on every call
+        self._fast = None
         sig = inspect.signature(fn)
         self.signature = sig
         self.params = [KernelParam(p.name, i, _is_constexpr_annotation(p.annotation), p.default, p.annotation)
@@ -227,7 +230,21 @@ class JITFunction(KernelInterface):
                                 "(neither a kernel parameter nor a launch option)")
         return options, params
 
+    def __getitem__(self, grid: Any) -> Callable[..., Any]:
+        fast = self._fast
+        if fast is not None:
+            return fast[grid]       # a Rust callable: the whole launch is one call
+        return functools.partial(self.run, grid=grid)
+
     def run(self, *args: Any, grid: Any, **kwargs: Any) -> Any:
+        fast = self._fast
+        if fast is not None:
+            return fast(grid, args, kwargs)
+        return self._run_slow(grid, args, kwargs)
+
+    def _run_slow(self, grid: Any, args: tuple, kwargs: dict) -> Any:
+        """Every launch the Rust entry does not take: the first one, options,
+        callable grids, the interpreter, errors."""
         if not (self.interpret or interpret_requested()):
             launcher = self.__dict__.get("_cuda_launcher")
             if launcher is not None:        # the hot path: this kernel launched on the GPU before

@@ -1,7 +1,7 @@
 """The launch key and specialization sets. A `Specializer` is built once per
 (JITFunction, backend): it fixes, per parameter, which backend properties may
 be tested; each launch then costs one binder call plus a few operations per
-argument (in Rust, `_core.spec_key`, when the extension has it). The key turns
+argument (in Rust, `_core.KeyPlan`, when the extension has it). The key turns
 back into named sets (property -> parameter indices) and from there into IR
 argument attributes; `attrs_from_user` builds the same sets for AOT use."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ..backends import FLOAT, INTEGER, POINTER, Backend
 from ..backends import get as get_backend
 from ..backends.base import tensor_address
 from ..language.core import constexpr
-from ..language.dtypes import dtype, float32, int1, pointer_type
+from ..language.dtypes import dtype, float32, int1, pointer_type, scalar_from_name
 from .signature import element_dtype, int_type, is_tensor_like
 
 # Runtime arguments are keyed as `tid << 32 | mask`: tid indexes _TYPES (an IR
@@ -249,10 +249,46 @@ def _entry(plan: _ParamPlan, v: Any, fn_name: str) -> Any:
         return (_TID_F32 << _SHIFT) | _mask(plan.float_props, FLOAT, v)
     if hasattr(v, "data_ptr") or is_tensor_like(v):   # torch tensors are pointers at any rank, as in Triton
         return (_ptr_tid(v.dtype) << _SHIFT) | _mask(plan.ptr_props, POINTER, v)
+    if hasattr(v, "__dlpack__"):
+        view = dlpack_view(v, plan.name, fn_name)
+        return (_ptr_tid(view.dtype) << _SHIFT) | _mask(plan.ptr_props, POINTER, view)
     if hasattr(v, "dtype") and hasattr(v, "item"):   # numpy scalars: typed, not specialized
         return type_id(element_dtype(v.dtype)) << _SHIFT
     raise TypeError(f"unsupported type {type(v).__name__} for kernel argument '{plan.name}' of "
                     f"'{fn_name}' (expected a tensor, a number, None, a dtype or a constexpr)")
+
+
+class DLPackView:
+    """A DLPack argument as the key and the predicates see it: the address
+    of its first element (`data_ptr()`) and its element type (`dtype`)."""
+    __slots__ = ("_address", "dtype", "device")
+
+    def __init__(self, address: int, dt: dtype, device: tuple[int, int]):
+        self._address, self.dtype, self.device = address, dt, device
+
+    def data_ptr(self) -> int:
+        return self._address
+
+
+_DL_CUDA = (2, 13)   # DLDeviceType: CUDA, CUDA managed
+
+
+def dlpack_view(v: Any, param: str = "?", fn_name: str = "?") -> DLPackView:
+    """Reads `v.__dlpack__()` (without consuming the capsule). A tensor that
+    is not in CUDA memory, or of an element type kernels cannot take, is a
+    TypeError naming the kernel and the argument."""
+    from .. import _core
+    where = f"kernel '{fn_name}', argument '{param}'"
+    try:
+        address, dev_type, dev_id, name, code, bits = _core.dlpack_info(v.__dlpack__())
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{where}: {e}") from None
+    if dev_type not in _DL_CUDA:
+        raise TypeError(f"{where}: a DLPack tensor on device type {dev_type} (device {dev_id}) cannot be passed "
+                        "to a GPU kernel; only CUDA (2) and CUDA managed (13) memory can")
+    if name is None:
+        raise TypeError(f"{where}: DLPack element type (code {code}, {bits} bits) is not a type kernels take")
+    return DLPackView(address, scalar_from_name(name), (dev_type, dev_id))
 
 
 def _python_bind(binder, key_python):
@@ -286,10 +322,11 @@ def _native_plan(plans: list, jit_fn: Any, options: set, fallback):
     defaults = [p.default if p.has_default else None for p in jit_fn.params]
     if any(p.has_default and p.default is None for p in jit_fn.params):
         return None   # None as a default cannot be told from "no default" on the Rust side
+    dl_tid = [(n, type_id(pointer_type(scalar_from_name(n)))) for n in getattr(_core, "DLPACK_DTYPES", ())]
     try:
         return make(spec, _PTR_TID, constexpr, _TID_I1, _TID_F32,
                     [_TID_INT[int_type(0)], _TID_INT[int_type(2 ** 40)], _TID_INT[int_type(2 ** 63)]], _SHIFT,
-                    names, defaults, frozenset(options), fallback)
+                    names, defaults, frozenset(options), fallback, dl_tid)
     except TypeError:   # an extension built from an older key.rs: the Python path gives the same keys
         return None
 
@@ -361,5 +398,5 @@ def _kind_of(t: Any) -> str | None:
     return None
 
 
-__all__ = ["Specialization", "Specializer", "attrs_from_user", "specializer", "tensor_address", "type_id",
-           "type_of_id"]
+__all__ = ["DLPackView", "Specialization", "Specializer", "attrs_from_user", "dlpack_view", "specializer",
+           "tensor_address", "type_id", "type_of_id"]

@@ -1,0 +1,329 @@
+//! `FastLauncher`: one Rust call per `kernel[grid](*args)` for the common
+//! case (arguments by position or by parameter name, default launch options,
+//! a kernel already loaded): key, grid, device, stream, packing and
+//! `cuLaunchKernel` without a Python frame. Everything else goes to the
+//! Python launch path (runtime/driver.py, through the `slow` callable), which
+//! gives the same results and errors.
+use std::cell::RefCell;
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::GILProtected;
+use pyo3::types::{PyDict, PyInt, PyTuple};
+
+use crate::key::{interpret_requested, KeyPlan, Read};
+use crate::runtime::CudaKernel;
+
+/// The device and stream queries (torch's), once torch's CUDA state exists.
+type Queries = (PyObject, PyObject);
+
+struct State {
+    /// Loaded kernels for the default launch options: per device, key -> CudaKernel.
+    tables: Vec<(i32, Py<PyDict>)>,
+    queries: Option<Queries>,
+}
+
+#[pyclass(frozen, module = "tritium._core")]
+pub struct FastLauncher {
+    plan: Py<KeyPlan>,
+    /// `slow(grid, args, kwargs)`: the Python launch path.
+    slow: PyObject,
+    /// `resolve()` -> (current_device(), current_raw_stream(device)) callables, or
+    /// None while torch's CUDA state is not initialised (device 0, stream 0 then).
+    resolve: PyObject,
+    modules: Py<PyDict>,
+    state: GILProtected<RefCell<State>>,
+}
+
+/// What the fast path decided: launch these, or leave it to Python.
+struct Prepared<'py> {
+    key: Bound<'py, PyTuple>,
+    grid: [u64; 3],
+    reads: Vec<Read>,
+}
+
+/// A grid of 1-3 non-negative ints (a tuple, or one int); anything else
+/// (callables, lists, negative sizes) is for the Python path to judge.
+fn grid3(grid: &Bound<'_, PyAny>) -> Option<[u64; 3]> {
+    let dim = |v: Bound<'_, PyAny>| -> Option<u64> {
+        if !v.is_exact_instance_of::<PyInt>() {
+            return None;
+        }
+        v.extract::<u64>().ok()
+    };
+    if let Ok(t) = grid.downcast_exact::<PyTuple>() {
+        let n = t.len();
+        if !(1..=3).contains(&n) {
+            return None;
+        }
+        let mut g = [1u64; 3];
+        for (i, v) in t.iter().enumerate() {
+            g[i] = dim(v)?;
+        }
+        return Some(g);
+    }
+    Some([dim(grid.clone())?, 1, 1])
+}
+
+impl FastLauncher {
+    fn prepare<'py>(
+        &self,
+        grid: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Option<Prepared<'py>>> {
+        let Some(grid) = grid3(grid) else {
+            return Ok(None);
+        };
+        let plan = self.plan.get();
+        // launch options (num_warps=, stream=, ...) are the Python path's
+        let Some(bound) = plan.bind_args(args, kwargs, None)? else {
+            return Ok(None);
+        };
+        let mut reads = Vec::with_capacity(bound.len());
+        let Some(key) = plan.key_reads(&bound, Some(&mut reads))? else {
+            return Ok(None);
+        };
+        Ok(Some(Prepared { key, grid, reads }))
+    }
+
+    fn queries<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+        if let Some((d, s)) = &self.state.get(py).borrow().queries {
+            return Ok(Some((d.bind(py).clone(), s.bind(py).clone())));
+        }
+        // torch never imported: its current device and stream cannot exist
+        if self
+            .modules
+            .bind(py)
+            .get_item(intern!(py, "torch"))?
+            .is_none()
+        {
+            return Ok(None);
+        }
+        let r = self.resolve.bind(py).call0()?;
+        if r.is_none() {
+            return Ok(None);
+        }
+        let (d, s): (Bound<'py, PyAny>, Bound<'py, PyAny>) = r.extract()?;
+        self.state.get(py).borrow_mut().queries = Some((d.clone().unbind(), s.clone().unbind()));
+        Ok(Some((d, s)))
+    }
+
+    fn table<'py>(&self, py: Python<'py>, device: i32) -> Option<Bound<'py, PyDict>> {
+        let st = self.state.get(py).borrow();
+        st.tables
+            .iter()
+            .find(|(d, _)| *d == device)
+            .map(|(_, t)| t.bind(py).clone())
+    }
+
+    /// The fast path: Some(kernel) when it launched, None to go the Python way.
+    fn try_fast<'py>(
+        &self,
+        grid: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = args.py();
+        if interpret_requested() {
+            return Ok(None);
+        }
+        let Some(p) = self.prepare(grid, args, kwargs)? else {
+            return Ok(None);
+        };
+        let queries = self.queries(py)?;
+        let device: i32 = match &queries {
+            Some((d, _)) => d.call0()?.extract()?,
+            None => 0,
+        };
+        let Some(table) = self.table(py, device) else {
+            return Ok(None);
+        };
+        let Some(kernel) = table.get_item(&p.key)? else {
+            return Ok(None);
+        };
+        let Ok(k) = kernel.downcast::<CudaKernel>() else {
+            return Ok(None);
+        };
+        let stream: u64 = match &queries {
+            Some((_, s)) => s.call1((device,))?.extract()?,
+            None => 0,
+        };
+        if !k.get().launch_reads(p.grid, stream, &p.reads)? {
+            return Ok(None);
+        }
+        Ok(Some(kernel))
+    }
+
+    fn launch<'py>(
+        &self,
+        grid: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = args.py();
+        if let Some(k) = self.try_fast(grid, args, kwargs)? {
+            return Ok(k);
+        }
+        let kw = match kwargs {
+            Some(k) => k.clone(),
+            None => PyDict::new(py),
+        };
+        self.slow.bind(py).call1((grid, args, kw))
+    }
+}
+
+#[pymethods]
+impl FastLauncher {
+    #[new]
+    fn new(py: Python<'_>, plan: Py<KeyPlan>, slow: PyObject, resolve: PyObject) -> PyResult<Self> {
+        let modules = py
+            .import("sys")?
+            .getattr("modules")?
+            .downcast_into::<PyDict>()?
+            .unbind();
+        Ok(FastLauncher {
+            plan,
+            slow,
+            resolve,
+            modules,
+            state: GILProtected::new(RefCell::new(State {
+                tables: Vec::new(),
+                queries: None,
+            })),
+        })
+    }
+
+    /// `launcher(grid, args, kwargs)`: launches, or hands the call to the Python path.
+    #[pyo3(signature = (grid, args, kwargs = None))]
+    fn __call__<'py>(
+        &self,
+        grid: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.launch(grid, args, kwargs)
+    }
+
+    /// `launcher[grid]`: a callable taking the kernel's arguments (what `kernel[grid]` returns).
+    fn __getitem__(slf: Py<Self>, grid: PyObject) -> GridLaunch {
+        GridLaunch {
+            launcher: slf,
+            grid,
+        }
+    }
+
+    /// Serves `key` on `device` with `kernel` (the Python path calls this after
+    /// it loaded a kernel for the default options).
+    fn insert(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyTuple>,
+        device: i32,
+        kernel: &Bound<'_, CudaKernel>,
+    ) -> PyResult<()> {
+        let table = match self.table(py, device) {
+            Some(t) => t,
+            None => {
+                let t = PyDict::new(py);
+                self.state
+                    .get(py)
+                    .borrow_mut()
+                    .tables
+                    .push((device, t.clone().unbind()));
+                t
+            }
+        };
+        table.set_item(key, kernel)
+    }
+
+    /// Number of kernels the fast path serves (all devices).
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.state
+            .get(py)
+            .borrow()
+            .tables
+            .iter()
+            .map(|(_, t)| t.bind(py).len())
+            .sum()
+    }
+
+    /// What the fast path would launch, without launching: (key, (gx, gy, gz),
+    /// argument values as read) or None when the call goes the Python way.
+    /// Table, device and stream are not consulted (tests and profiling).
+    #[pyo3(signature = (grid, args, kwargs = None))]
+    fn prepare_only<'py>(
+        &self,
+        grid: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let py = args.py();
+        let Some(p) = self.prepare(grid, args, kwargs)? else {
+            return Ok(None);
+        };
+        let reads = p
+            .reads
+            .iter()
+            .map(|r| -> PyResult<PyObject> {
+                Ok(match *r {
+                    Read::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
+                    Read::Int(i) => match i64::try_from(i) {
+                        Ok(small) => small.into_pyobject(py)?.into_any().unbind(),
+                        Err(_) => i.into_pyobject(py)?.into_any().unbind(),
+                    },
+                    Read::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+                    Read::Ptr(a) => ("ptr", a).into_pyobject(py)?.into_any().unbind(),
+                    Read::Host => "host".into_pyobject(py)?.into_any().unbind(),
+                    Read::Obj => py.None(),
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let items: [PyObject; 3] = [
+            p.key.into_any().unbind(),
+            PyTuple::new(py, p.grid)?.into_any().unbind(),
+            PyTuple::new(py, reads)?.into_any().unbind(),
+        ];
+        Ok(Some(PyTuple::new(py, items)?))
+    }
+
+    /// The device and stream this launcher would launch on now (for tests and profiling).
+    fn device_and_stream(&self, py: Python<'_>) -> PyResult<(i32, u64)> {
+        Ok(match self.queries(py)? {
+            Some((d, s)) => {
+                let dev: i32 = d.call0()?.extract()?;
+                (dev, s.call1((dev,))?.extract()?)
+            }
+            None => (0, 0),
+        })
+    }
+}
+
+/// `kernel[grid]`: calling it launches with `grid`.
+#[pyclass(frozen, module = "tritium._core")]
+pub struct GridLaunch {
+    launcher: Py<FastLauncher>,
+    grid: PyObject,
+}
+
+#[pymethods]
+impl GridLaunch {
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.launcher
+            .get()
+            .launch(self.grid.bind(args.py()), args, kwargs)
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<FastLauncher>()?;
+    m.add_class::<GridLaunch>()
+}

@@ -1,0 +1,237 @@
+"""The Rust launch entry (`_core.FastLauncher`) without a GPU: what it takes
+itself and what it hands to the Python path (grids, keyword arguments, launch
+options, table misses), that its key is the Python key and each tensor is
+read once, and that TRITIUM_INTERPRET is honoured on every launch."""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+import pytest
+
+import tritium
+import tritium.language as tl
+from tritium import _core
+from tritium.runtime import driver
+from tritium.runtime.specialization import specializer
+
+pytestmark = pytest.mark.skipif(not hasattr(_core, "FastLauncher"), reason="extension built without FastLauncher")
+
+
+class CountingTensor:
+    """data_ptr() and dtype, counting how often the address is read."""
+
+    reads = 0
+
+    def __init__(self, ptr: int, dtype: str = "f4"):
+        self._ptr = ptr
+        self.dtype = np.dtype(dtype)
+
+    def data_ptr(self) -> int:
+        CountingTensor.reads += 1
+        return self._ptr
+
+
+class CMethodTensor(np.ndarray):
+    """A type whose data_ptr is a C method and dtype a C getset, as in
+    torch.Tensor: the key calls the type's descriptors directly."""
+
+    data_ptr = np.ndarray.item
+
+
+def c_tensor(address: int) -> CMethodTensor:
+    return np.array([address], dtype=np.int64).view(CMethodTensor)
+
+
+@tritium.jit
+def k(x, n, f, B: tl.constexpr):
+    pass
+
+
+def recorder():
+    calls = []
+
+    def slow(grid, args, kwargs):
+        calls.append((grid, args, kwargs))
+        return "slow"
+    return slow, calls
+
+
+def launcher(fn=k):
+    s = specializer(fn)
+    slow, calls = recorder()
+    return s, _core.FastLauncher(s._plan, slow, driver.torch_queries), calls
+
+
+def test_prepare_gives_the_python_key_and_reads_each_tensor_once():
+    s, L, _ = launcher()
+    t = CountingTensor(64)
+    s.key_python((t, 5, 0.5, 16))           # the first sight of a dtype is Python's
+    CountingTensor.reads = 0
+    key, grid, reads = L.prepare_only((2, 3), (t, 5, 0.5, 16))
+    assert CountingTensor.reads == 1
+    assert key == s.bind(t, 5, 0.5, 16)[0] == s.key_python((t, 5, 0.5, 16))
+    assert grid == (2, 3, 1)
+    assert reads == (("ptr", 64), 5, 0.5, None)
+
+
+def test_c_method_tensors_key_like_python():
+    s, L, _ = launcher()
+    for addr in (1 << 20, (1 << 20) + 4, 0):
+        t = c_tensor(addr)
+        s.key_python((t, 7, 1.0, 3))
+        key, _, reads = L.prepare_only(1, (t, 7, 1.0, 3))
+        assert key == s.key_python((t, 7, 1.0, 3))
+        assert reads[0] == ("ptr", addr)
+
+
+def test_keyword_parameters_bind_like_python():
+    s, L, _ = launcher()
+    t = CountingTensor(128)
+    s.key_python((t, 1, 2.0, 8))
+    key, grid, reads = L.prepare_only(4, (t, 1), {"f": 2.0, "B": 8})
+    assert key == s.bind(t, 1, f=2.0, B=8)[0]
+    assert grid == (4, 1, 1) and reads == (("ptr", 128), 1, 2.0, None)
+
+
+@pytest.mark.parametrize("kwargs", [{"num_warps": 4}, {"stream": 0}, {"nope": 1}, {"x": 1}])
+def test_options_unknown_and_duplicate_keywords_are_pythons(kwargs):
+    s, L, calls = launcher()
+    t = CountingTensor(64)
+    s.key_python((t, 5, 0.5, 16))
+    full = {"f": 0.5, "B": 16, **kwargs}
+    assert L.prepare_only((1,), (t, 5), full) is None
+    assert L((1,), (t, 5), full) == "slow"
+    assert calls == [((1,), (t, 5), full)]
+
+
+@pytest.mark.parametrize("grid", [[1], (), (1, 2, 3, 4), (-1,), (1.0,), (True,), (1, -2), 2 ** 64,
+                                  lambda meta: (1,), "1", None])
+def test_unusual_grids_go_to_python_unchanged(grid):
+    s, L, calls = launcher()
+    t = CountingTensor(64)
+    s.key_python((t, 5, 0.5, 16))
+    assert L.prepare_only(grid, (t, 5, 0.5, 16)) is None
+    assert L[grid](t, 5, 0.5, 16) == "slow"
+    assert calls[0][0] is grid
+
+
+@pytest.mark.parametrize("grid,want", [((3,), (3, 1, 1)), ((3, 4), (3, 4, 1)), ((3, 4, 5), (3, 4, 5)),
+                                       (6, (6, 1, 1)), ((0,), (0, 1, 1)), ((2 ** 40,), (2 ** 40, 1, 1))])
+def test_grids_the_rust_entry_takes(grid, want):
+    s, L, _ = launcher()
+    t = CountingTensor(64)
+    s.key_python((t, 5, 0.5, 16))
+    assert L.prepare_only(grid, (t, 5, 0.5, 16))[1] == want
+
+
+def test_a_table_miss_and_bad_calls_go_to_python():
+    s, L, calls = launcher()
+    t = CountingTensor(64)
+    s.key_python((t, 5, 0.5, 16))
+    assert len(L) == 0
+    assert L((1,), (t, 5, 0.5, 16)) == "slow"           # nothing loaded yet
+    assert L((1,), (t, 5), {}) == "slow"                 # missing arguments: Python's error
+    assert L((1,), (t, 5, 0.5, 16, 1), {}) == "slow"     # too many
+    assert L((1,), (object(), 5, 0.5, 16), {}) == "slow"  # not a kernel argument
+    assert len(calls) == 4 and all(c[2] == {} for c in calls)
+
+
+def test_only_loaded_kernels_can_be_inserted():
+    s, L, _ = launcher()
+    with pytest.raises(TypeError):
+        L.insert(s.key_python((CountingTensor(64), 5, 0.5, 16)), 0, object())
+
+
+def test_no_torch_means_device_0_and_the_default_stream():
+    _, L, _ = launcher()
+    import sys
+    if "torch" in sys.modules:
+        pytest.skip("torch is imported in this process")
+    assert L.device_and_stream() == (0, 0)
+
+
+@pytest.mark.parametrize("value,want", [("1", True), ("true", True), ("TRUE", True), ("Yes", True), ("on", True),
+                                        ("0", False), ("", False), ("false", False), ("2", False), (" 1", False)])
+def test_interpret_switch_matches_python(monkeypatch, value, want):
+    from tritium.runtime.jit import interpret_requested
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setenv("TRITIUM_INTERPRET", value)
+    assert _core.interpret_requested() is want is interpret_requested()
+    monkeypatch.delenv("TRITIUM_INTERPRET")
+    monkeypatch.setenv("TRITON_INTERPRET", value)
+    assert _core.interpret_requested() is want is interpret_requested()
+    monkeypatch.delenv("TRITON_INTERPRET")
+    assert _core.interpret_requested() is False
+
+
+@tritium.jit
+def store_kernel(out_ptr, v, B: tl.constexpr):
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(out_ptr + offs, offs + v)
+
+
+def test_interpret_env_is_read_on_every_launch(monkeypatch):
+    """With the Rust entry installed, setting or clearing TRITIUM_INTERPRET
+    between two launches switches between the interpreter and the GPU path."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    fn = tritium.jit(store_kernel.fn)
+    s = specializer(fn)
+    fn._fast = _core.FastLauncher(s._plan, driver._slow_path(weakref.ref(fn)), driver.torch_queries)
+    assert type(fn[(1,)]).__name__ == "GridLaunch"
+    out = np.zeros(8, dtype=np.int32)
+    monkeypatch.setenv("TRITIUM_INTERPRET", "1")
+    fn[(2,)](out, 10, B=4)
+    assert out.tolist() == list(range(10, 18))
+    monkeypatch.setenv("TRITIUM_INTERPRET", "0")
+    if not driver.available():
+        with pytest.raises(RuntimeError, match="no CUDA GPU"):
+            fn[(2,)](out, 10, B=4)
+    monkeypatch.setenv("TRITIUM_INTERPRET", "1")
+    out[:] = 0
+    fn.run(out, 20, B=4, grid=(2,))
+    assert out.tolist() == list(range(20, 28))
+
+
+def test_jit_without_the_rust_entry_returns_a_partial():
+    fn = tritium.jit(store_kernel.fn)
+    assert fn._fast is None
+    assert type(fn[(1,)]).__name__ == "partial"
+
+
+def test_the_slow_path_holds_the_kernel_weakly():
+    fn = tritium.jit(store_kernel.fn)
+    slow = driver._slow_path(weakref.ref(fn))
+    del fn
+    import gc
+    gc.collect()
+    with pytest.raises(RuntimeError, match="no longer exists"):
+        slow((1,), (), {})
+
+
+def test_c_method_types_use_the_direct_reads_and_python_classes_do_not():
+    s, L, _ = launcher()
+    c, p = c_tensor(1 << 20), CountingTensor(1 << 20)
+    s.key_python((c, 1, 1.0, 1))
+    s.key_python((p, 1, 1.0, 1))
+    L.prepare_only(1, (c, 1, 1.0, 1))
+    L.prepare_only(1, (p, 1, 1.0, 1))
+    seen = {t: (how, direct) for t, how, direct in s._plan.type_cache()}
+    assert seen[CMethodTensor] == ("data_ptr", True)
+    assert seen[CountingTensor] == ("data_ptr", False)
+
+
+def test_a_python_getattribute_keeps_the_generic_reads():
+    class Watched(CMethodTensor):
+        looked_up: list = []
+
+        def __getattribute__(self, name):
+            Watched.looked_up.append(name)
+            return super().__getattribute__(name)
+    s, L, _ = launcher()
+    w = np.array([1 << 20], dtype=np.int64).view(Watched)
+    s.key_python((w, 1, 1.0, 1))
+    Watched.looked_up.clear()
+    key, _, reads = L.prepare_only(1, (w, 1, 1.0, 1))
+    assert "data_ptr" in Watched.looked_up and "dtype" in Watched.looked_up
+    assert reads[0] == ("ptr", 1 << 20) and key == s.key_python((w, 1, 1.0, 1))
