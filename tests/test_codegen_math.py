@@ -7,6 +7,9 @@ from __future__ import annotations
 import math
 import pathlib
 import re
+import struct
+from decimal import Decimal, getcontext
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -29,6 +32,48 @@ def _consts() -> dict:
 
 
 K = _consts()
+K["TWO_OVER_PI_BITS"] = [int(w, 16) for w in re.search(
+    r"TWO_OVER_PI_BITS: \[u64; \d+\] = \[([^\]]*)\]", (MATHLIB / "constants.rs").read_text())[1].split(",") if w.strip()]
+M64 = 2 ** 64 - 1
+HUGE = 2.0 ** 20  # trig_reduce.rs's HUGE: the Payne-Hanek path from here up
+
+
+def _fma_exact(a: float, b: float, c: float) -> float:
+    return float(Fraction(a) * Fraction(b) + Fraction(c))
+
+
+def rem_pio2_large(x: float) -> tuple[float, int]:
+    """Mirror of trig_reduce.rs: x = (4n + q) pi/2 + r, for |x| >= 2^20."""
+    bits = struct.unpack("<Q", struct.pack("<d", x))[0]
+    biased = (bits >> 52) & 0x7FF
+    m = (bits & ((1 << 52) - 1)) | (1 << 52)
+    t0 = biased - 1075 + 62
+    w, sh = t0 >> 6, t0 & 63
+    tw = K["TWO_OVER_PI_BITS"][w:w + 4]
+
+    def fshl(a, b, s):
+        return ((a << s) | (b >> (64 - s))) & M64 if s else a
+    p = fshl(tw[0], tw[1], sh) << 128 | fshl(tw[1], tw[2], sh) << 64 | fshl(tw[2], tw[3], sh)
+    q = (m * p) & (2 ** 192 - 1)
+    q2 = q >> 128
+    quad = (q2 >> 62) + ((q2 >> 61) & 1)
+    h = ((q << 2) & (2 ** 192 - 1)) >> 64
+    f_neg = h >= 2 ** 127
+    a = 2 ** 128 - h if f_neg else h
+    lz = min(128 - a.bit_length(), 127)
+    a = (a << lz) & (2 ** 128 - 1)
+    hi_i, lo_i = a >> 75, (a >> 22) & ((1 << 53) - 1)
+    fhi = float(hi_i) * 2.0 ** (-53 - lz)
+    flo = float(lo_i) * 2.0 ** (-106 - lz)
+    c1, c2 = K["PIO2_D_HI"], K["PIO2_D_LO"]
+    rh = fhi * c1
+    err = _fma_exact(fhi, c1, -rh)
+    tail = _fma_exact(flo, c1, fhi * c2)
+    r = rh + (err + tail)
+    r = -r if f_neg else r
+    if bits >> 63:
+        r, quad = -r, -quad
+    return r, quad & 3
 
 
 class Ref:
@@ -93,14 +138,21 @@ class Ref:
         r = xd + (-k) * K["PIO2_HI"]  # exact product: k < 2^20, 33-bit constant
         r = r + (-k) * K["PIO2_MID"]
         r = r + (-k) * K["PIO2_LO"]
-        q = (k - np.floor(k * 0.25) * 4).astype(np.int64) + (1 if cos else 0)
+        q = (k - np.floor(k * 0.25) * 4).astype(np.int64)
+        huge = np.isfinite(xd) & (np.abs(xd) >= HUGE)
+        if np.any(huge):
+            r, q = np.array(r, np.float64), np.array(q, np.int64)
+            for i in np.flatnonzero(huge):
+                r.flat[i], q.flat[i] = rem_pio2_large(float(xd.flat[i]))
+        q = q + (1 if cos else 0)
         r = r.astype(self.dt)
         z = r * r
         ns, nc = (9, 10) if self.is64 else (5, 6)
         sin_r = r * self.horner(z, [(-1) ** j / math.factorial(2 * j + 1) for j in range(ns + 1)])
         cos_r = self.horner(z, [(-1) ** j / math.factorial(2 * j) for j in range(nc + 1)])
         v = np.where(q & 1, cos_r, sin_r)
-        return np.where(q & 2, -v, v)
+        v = np.where(q & 2, -v, v)
+        return v if cos else np.where(x == 0, x, v)
 
     def erf(self, x):
         ax = np.abs(x)
@@ -173,6 +225,79 @@ def test_reference_accuracy(name, dt):
     assert err <= (b32 if dt == np.float32 else b64), f"{name} {dt.__name__}: {err:.2f} ulp"
 
 
+def _pi_decimal(digits: int) -> Decimal:
+    getcontext().prec = digits + 10
+
+    def atan_inv(n: int) -> Decimal:
+        x, n2, total, k, sign = Decimal(1) / n, n * n, Decimal(0), 1, 1
+        term = x
+        while term > Decimal(10) ** -(digits + 5):
+            total += sign * term / k
+            term /= n2
+            k += 2
+            sign = -sign
+        return total
+    return 16 * atan_inv(5) - 4 * atan_inv(239)
+
+
+def _huge_inputs(dt, n):
+    """Log-uniform magnitudes from 2^20 to the format's max, both signs, plus
+    doubles famous for landing very close to a multiple of pi/2."""
+    top = 127.9 if dt == np.float32 else 1023.9
+    v = np.exp2(RNG.uniform(20, top, n)) * RNG.choice([-1.0, 1.0], n)
+    v = v.astype(dt)
+    if dt == np.float64:
+        v = np.concatenate([v, [6381956970095103.0 * 2.0 ** 797, 5261692873635770.0 * 2.0 ** 499,
+                                8.98846567431158e307, 2.0 ** 1023 * (2 - 2.0 ** -52)]])
+    else:
+        v = np.concatenate([v, np.array([3.4028235e38, 16777216.0, 1048576.0, 1.0e30], np.float32)])
+    return v
+
+
+_PI_OVER_2 = None
+
+
+def exact_sincos(x: np.ndarray, cos: bool = False) -> np.ndarray:
+    """sin/cos of doubles through an exact remainder (pi to 400 digits): NumPy's
+    own float64 sin/cos is off by several ulp near multiples of pi/2 for huge x."""
+    global _PI_OVER_2
+    if _PI_OVER_2 is None:
+        _PI_OVER_2 = _pi_decimal(400) / 2
+    out = np.empty(x.shape, np.float64)
+    for i, v in enumerate(x.ravel()):
+        k = (Decimal(float(v)) / _PI_OVER_2).to_integral_value()
+        r = float(Decimal(float(v)) - k * _PI_OVER_2)
+        q = (int(k) + (1 if cos else 0)) % 4
+        y = math.cos(r) if q & 1 else math.sin(r)
+        out.flat[i] = -y if q & 2 else y
+    return out
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_payne_hanek_reduction_is_within_one_ulp_of_exact(dt):
+    pi2 = _pi_decimal(400) / 2
+    for x in _huge_inputs(dt, 300):
+        x = float(x)
+        r, q = rem_pio2_large(x)
+        k = (Decimal(x) / pi2).to_integral_value()
+        exact = Decimal(x) - k * pi2
+        assert int(k) % 4 == q, (x, q, int(k) % 4)
+        # r is one double: the exact remainder rounded, give or take the last bit
+        err = abs(Decimal(r) - exact) / Decimal(float(np.spacing(abs(r))))
+        assert err <= 1, (x, r, float(exact), float(err))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("cos", [False, True])
+def test_reference_sincos_huge_arguments(dt, cos):
+    x = _huge_inputs(dt, 3000)
+    got = Ref(dt).sincos(x, cos)
+    exact = exact_sincos(np.float64(x), cos)
+    err = ulp_error(got, exact, dt)
+    print(f"{'cos' if cos else 'sin'} {dt.__name__} huge: max {err:.2f} ulp")
+    assert err <= (2.0 if dt == np.float32 else 3.0), err
+
+
 @pytest.mark.parametrize("base2", [False, True])
 def test_reference_exp_f64(base2):
     x = _inputs(np.float64, lo=0, hi=700, signed=True)
@@ -202,3 +327,21 @@ def test_math_kernel_ptxas(arch, dtype, tmp_path):
         for ins in ["ex2.approx.f32", "sqrt.approx.f32", "rsqrt.approx.f32", "sqrt.rn.f32", "div.rn.f32"]:
             assert ins in out["ptx"], ins
     ptxas(out["ptx"], arch, tmp_path)
+
+
+@tritium.jit
+def sin_cos_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.sin(x) * tl.cos(x))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("dtype", ["fp32", "fp64"])
+def test_huge_argument_path_is_out_of_line(arch, dtype, tmp_path):
+    ptx = compile_ptx(sin_cos_kernel, arch, signature=f"*{dtype}, *{dtype}", constexprs={"BLOCK": 128})["ptx"]
+    # one shared slow-path function (called, not inlined) reading 2/pi from constant memory
+    assert ".func" in ptx and ptx.count("__tritium_rem_pio2_large(") == 1, ptx
+    assert "call.uni" in ptx or "call " in ptx, ptx
+    assert ".const .align 8 .b8 __tritium_two_over_pi" in ptx and "ld.const.u64" in ptx, ptx
+    ptxas(ptx, arch, tmp_path)

@@ -1,6 +1,6 @@
 """Result dtypes of binary operators, against Triton 3.x's promotion table
 (`computation_type_impl` and the literal rules), written out by hand here so a
-change in semantic.py cannot silently change them."""
+change in semantic/ cannot silently change them."""
 from __future__ import annotations
 
 import operator

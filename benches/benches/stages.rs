@@ -8,7 +8,6 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use tritium_benches::{kernels_dir, load_kernels, Kernel};
 use tritium_analysis::CallGraph;
-use tritium_codegen::contiguity::Contiguity;
 use tritium_codegen::{compile_ptx_until, Options, StopAfter};
 use tritium_transforms::assign_layouts;
 
@@ -36,10 +35,18 @@ const STAGES: &[Stage] = &[
     ("clone", |k| drop(black_box(black_box(&k.module).clone()))),
     // analyses and transforms, per function, as codegen runs them
     ("call_graph", |k| drop(black_box(CallGraph::build(black_box(&k.module))))),
-    ("contiguity", |k| {
-        for (_, f) in k.module.funcs.iter() {
-            drop(black_box(Contiguity::compute(&k.module, f)));
-        }
+    ("axis_info", |k| {
+        let graph = CallGraph::build(&k.module).expect("bench kernels have a valid call graph");
+        drop(black_box(tritium_analysis::ModuleAxisInfo::compute(&k.module, &graph)))
+    }),
+    // tile-level passes, each on a fresh clone (subtract the `clone` row)
+    ("fold", |k| drop(black_box(tritium_transforms::fold_constants(&mut k.module.clone())))),
+    ("canonicalize", |k| drop(black_box(tritium_transforms::canonicalize(&mut k.module.clone())))),
+    ("cse", |k| drop(black_box(tritium_transforms::eliminate_common_subexpressions(&mut k.module.clone())))),
+    ("dce", |k| drop(black_box(tritium_transforms::eliminate_dead_code(&mut k.module.clone())))),
+    ("run_passes", |k| {
+        let opts = tritium_transforms::PassOptions { verify_each: false, ..Default::default() };
+        drop(black_box(tritium_transforms::run_passes(&mut k.module.clone(), &opts, None)))
     }),
     ("assign_layouts", |k| {
         for (_, f) in k.module.funcs.iter() {

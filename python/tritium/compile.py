@@ -68,7 +68,9 @@ class CompiledKernel:
         return [tuple(p) for p in self.metadata["params"]]
 
     def to_files(self) -> dict[str, bytes]:
-        files = {f"kernel.{k}": (v if isinstance(v, bytes) else v.encode()) for k, v in self.asm.items() if k != "ir_bytes"}
+        # "stages" (--dump-stages' IR after each pass) is a debugging view, not cached
+        files = {f"kernel.{k}": (v if isinstance(v, bytes) else v.encode()) for k, v in self.asm.items()
+                 if k not in ("ir_bytes", "stages")}
         if "ir_bytes" in self.asm:
             files["kernel.tir"] = self.asm["ir_bytes"]
         files["metadata.json"] = json.dumps(self.metadata, sort_keys=True).encode()
@@ -130,15 +132,21 @@ def param_kinds(signature: dict) -> list[list]:
 
 
 def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, num_warps: int = 4,
-                     num_stages: int = 3, use_ptxas: bool = True) -> CompiledKernel:
-    """Binary tile IR → LLVM IR → PTX → cubin (when ptxas is found)."""
+                     num_stages: int = 3, use_ptxas: bool = True, dump_stages: bool = False) -> CompiledKernel:
+    """Binary tile IR → LLVM IR → PTX → cubin (when ptxas is found). With
+    `dump_stages`, `.asm["stages"]` lists (stage, tile IR text): the frontend's
+    IR, then the IR after each tile-level pass (fold, canonicalize, cse, dce)."""
     from . import _core
     target = Target.parse(target) if isinstance(target, str) else target
     asm: dict[str, Any] = {"ir_bytes": ir, "ir": _core.to_text(ir)}
     meta: dict[str, Any] = {"name": name, "target": str(target), "num_warps": num_warps, "num_stages": num_stages,
                             "params": params, "shared": 0, "dynamic_shared": 0, "registers": None,
                             "spill_stores": 0, "spill_loads": 0, "stack_bytes": 0, "ptxas": None}
-    out = _core.compile_ptx(ir, arch=target.codegen_arch, num_warps=num_warps)
+    if dump_stages:
+        out = _core.compile_ptx(ir, arch=target.codegen_arch, num_warps=num_warps, dump_stages=True)
+        asm["stages"] = [(str(stage), str(text)) for stage, text in out["stages"]]
+    else:
+        out = _core.compile_ptx(ir, arch=target.codegen_arch, num_warps=num_warps)
     asm["llir"], asm["ptx"] = out["llir"], out["ptx"]
     # the PTX entry name: the kernel's name unless it is not a valid PTX identifier
     meta["symbol"] = out["kernels"][0] if out["kernels"] else name
@@ -160,10 +168,11 @@ def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, n
 
 def compile(fn: Any, signature: Any = None, constexprs: dict | None = None, target: str = "cuda:90",
             num_warps: int = 4, num_stages: int = 3, attrs: dict | None = None,
-            debug: bool = False) -> CompiledKernel:
+            debug: bool = False, dump_stages: bool = False) -> CompiledKernel:
     """Compiles the @jit function `fn` for `signature` ("x_ptr=*fp32,n=i32",
     "*fp32, i32", a list, or a dict by name) and `constexprs` (by name);
-    `attrs` names specialization properties ({"divisibility": ["x_ptr", "n"]})."""
+    `attrs` names specialization properties ({"divisibility": ["x_ptr", "n"]}).
+    `dump_stages` keeps the tile IR after each pass in `.asm["stages"]`."""
     from .runtime.jit import JITFunction
     from .runtime.specialization import attrs_from_user
     from .compiler.frontend import compile_kernel
@@ -175,7 +184,8 @@ def compile(fn: Any, signature: Any = None, constexprs: dict | None = None, targ
     params = fn._params_for((), {}, _signature_arg(signature), constexprs)
     spec = attrs_from_user(fn, attrs, "cuda", signature=params)
     ir = compile_kernel(fn, params, spec.arg_attrs(), debug=debug).encode()
-    return compile_ir_bytes(ir, fn.__name__, param_kinds(params), target_, num_warps, num_stages)
+    return compile_ir_bytes(ir, fn.__name__, param_kinds(params), target_, num_warps, num_stages,
+                            dump_stages=dump_stages)
 
 
 def _signature_arg(signature: Any) -> Any:
@@ -233,8 +243,11 @@ def _parse_constexprs(items: list[str]) -> dict:
 
 
 def _dump_stages(compiled: CompiledKernel, out: Any) -> None:
-    # the pipeline's stages today: frontend IR, optimised LLVM IR, PTX (and the ptxas report)
-    for stage in ("ir", "llir", "ptx"):
+    # tile IR from the frontend and after each pass, then LLVM IR and PTX
+    for stage, text in compiled.asm.get("stages", [("frontend", compiled.asm["ir"])]):
+        title = "ir" if stage == "frontend" else f"ir after {stage}"
+        out.write(f"// ----- {title} -----\n{text}\n")
+    for stage in ("llir", "ptx"):
         out.write(f"// ----- {stage} -----\n{compiled.asm[stage]}\n")
     out.write(f"// ----- metadata -----\n{json.dumps(compiled.metadata, indent=1, sort_keys=True)}\n")
 
@@ -249,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--num-warps", type=int, default=4)
     ap.add_argument("--num-stages", type=int, default=3)
     ap.add_argument("--emit", choices=("ir", "llir", "ptx", "cubin", "metadata"), default="ptx")
-    ap.add_argument("--dump-stages", action="store_true", help="print each stage's output")
+    ap.add_argument("--dump-stages", action="store_true",
+                    help="print the tile IR after the frontend and after each pass, then LLVM IR and PTX")
     ap.add_argument("--output", "-o", default=None, help="write to this file instead of stdout")
     args = ap.parse_args(argv)
     from .compiler.errors import CompilationError
@@ -264,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             text = jf.ir_text(signature=_signature_arg(args.signature), constexprs=constexprs)
             return _write(args.output, text)
         compiled = compile(fn, signature=args.signature, constexprs=constexprs, target=args.target,
-                           num_warps=args.num_warps, num_stages=args.num_stages)
+                           num_warps=args.num_warps, num_stages=args.num_stages, dump_stages=args.dump_stages)
     except (CompilationError, ValueError, TypeError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

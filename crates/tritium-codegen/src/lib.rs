@@ -2,7 +2,6 @@
 //! linked statically) and emits target code. Everything target-specific sits
 //! behind `target::Target`; `lower` is shared. First slice: NVPTX, elementwise
 //! kernels, one 1-D blocked layout per tensor size (see `layout`).
-pub mod contiguity;
 pub mod emit;
 pub mod error;
 pub mod layout;
@@ -16,12 +15,21 @@ use inkwell::targets::TargetTriple;
 
 pub use error::{CodegenError, Result};
 pub use target::{NvArch, Nvptx, Target};
+/// The tile-level passes `compile_ptx` runs first (re-exported for tools).
+pub use tritium_transforms::{run_passes, PassOptions};
 
 /// Options of one compilation.
 #[derive(Clone, Debug)]
 pub struct Options {
     pub arch: NvArch,
     pub num_warps: u32,
+    /// The conservative barriers around calls of functions that use shared
+    /// memory (at the callee's entry, and before the caller's next shared
+    /// access). Off only for testing that they matter: set
+    /// `TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER=1`.
+    pub cross_call_barriers: bool,
+    /// Tile-level passes run before layout assignment.
+    pub passes: PassOptions,
 }
 
 impl Options {
@@ -29,7 +37,8 @@ impl Options {
         if !(1..=32).contains(&num_warps) || !num_warps.is_power_of_two() {
             return Err(CodegenError::Option(format!("num_warps must be a power of two from 1 to 32, got {num_warps}")));
         }
-        Ok(Options { arch: NvArch::parse(arch)?, num_warps })
+        let off = std::env::var("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER").is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
+        Ok(Options { arch: NvArch::parse(arch)?, num_warps, cross_call_barriers: !off, passes: PassOptions::default() })
     }
 }
 
@@ -43,6 +52,9 @@ pub struct CompiledPtx {
     pub shared: u32,
     /// The PTX entry name of each kernel, in module order (`symbol::symbol_name`).
     pub kernels: Vec<String>,
+    /// Shared-memory allocation of every lowered function, as text
+    /// (`ModuleAllocation::dump`): buffers with offsets and sizes, call paths with bases.
+    pub allocation: String,
 }
 
 /// Where `compile_ptx_until` stops: after generating LLVM IR, after LLVM's
@@ -64,35 +76,92 @@ pub fn compile_ptx(module: &tritium_ir::Module, options: &Options) -> Result<Com
 /// stages not reached.
 pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: StopAfter) -> Result<CompiledPtx> {
     tritium_ir::verify(module)?;
+    // the passes rewrite the IR; the caller's module stays as it was
+    let mut owned = module.clone();
+    run_passes(&mut owned, &options.passes, None)?;
+    let module = &owned;
     let target = Nvptx::new(options.arch);
     let machine = target.target_machine()?;
     let context = Context::create();
     let llvm = llvm::Llvm::new(&context, "tritium");
     llvm.module.set_triple(&TargetTriple::create(target.triple()));
     llvm.module.set_data_layout(&machine.get_target_data().get_data_layout());
-    let mut kernels = Vec::new();
-    let mut shared = 0;
-    for (id, f) in module.funcs.iter() {
-        if !f.kernel && !f.noinline {
-            // inlined helpers the frontend kept: nothing calls them after inlining
-            continue;
-        }
-        shared = shared.max(lower::lower_kernel(&llvm, &target, module, id, options.num_warps)?);
-        kernels.push(symbol::symbol_name(&f.name));
-    }
-    if kernels.is_empty() {
-        return Err(CodegenError::Option("the module has no kernel function".into()));
-    }
+    let (shared, kernels, allocation) = lower_module(&llvm, &target, module, options)?;
     if stop == StopAfter::Lower {
-        return Ok(CompiledPtx { llir: String::new(), ptx: String::new(), shared, kernels });
+        return Ok(CompiledPtx { llir: String::new(), ptx: String::new(), shared, kernels, allocation });
     }
     emit::optimize(&llvm, &machine)?;
     if stop == StopAfter::Optimize {
-        return Ok(CompiledPtx { llir: String::new(), ptx: String::new(), shared, kernels });
+        return Ok(CompiledPtx { llir: String::new(), ptx: String::new(), shared, kernels, allocation });
     }
     let llir = llvm.module.print_to_string().to_string();
     let ptx = emit::emit_text(&llvm, &target, &machine)?;
-    Ok(CompiledPtx { llir, ptx, shared, kernels })
+    Ok(CompiledPtx { llir, ptx, shared, kernels, allocation })
+}
+
+/// Lowers every function reachable from a kernel, callees first (a caller
+/// needs its callees' signatures, layouts and shared-memory use), then
+/// allocates shared memory module-wide: each call site's virtual offset is
+/// written into the constant its call reads. Returns the largest kernel's
+/// shared bytes, the kernels' symbols in module order and the allocation dump.
+fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Module, options: &Options) -> Result<(u32, Vec<String>, String)> {
+    use std::collections::{HashMap, HashSet};
+    use tritium_analysis::{BufferKind, CallGraph, ModuleAllocation};
+
+    let graph = CallGraph::build(module).map_err(|e| CodegenError::Option(format!("invalid call graph: {e}")))?;
+    // reachable from kernels; other functions are inlined helpers the frontend kept
+    let mut reachable: HashSet<tritium_ir::Func> = module.funcs.iter().filter(|(_, f)| f.kernel).map(|(id, _)| id).collect();
+    if reachable.is_empty() {
+        return Err(CodegenError::Option("the module has no kernel function".into()));
+    }
+    for &f in graph.post_order.iter().rev() {
+        if reachable.contains(&f) {
+            for &(_, callee) in &graph.calls[&f] {
+                if module.funcs[callee].kernel {
+                    let (caller, name) = (&module.funcs[f].name, &module.funcs[callee].name);
+                    return Err(CodegenError::Option(format!("@{caller} calls kernel @{name}: kernels cannot be called")));
+                }
+                reachable.insert(callee);
+            }
+        }
+    }
+    // callers first, so a callee's argument facts join all its call sites
+    let mut axis = tritium_analysis::ModuleAxisInfo::compute(module, &graph);
+    let mut infos = HashMap::new();
+    for &f in graph.post_order.iter().filter(|f| reachable.contains(f)) {
+        let facts = axis.funcs.remove(&f).ok_or_else(|| CodegenError::Llvm(format!("no axis info for @{}", module.funcs[f].name)))?;
+        let info = lower::lower_function(llvm, target, module, f, options.num_warps, &infos, facts)?;
+        infos.insert(f, info);
+    }
+    let alloc = ModuleAllocation::compute(
+        module,
+        &graph,
+        |f| infos.get(&f).map(|i| i.requests.clone()).unwrap_or_default(),
+        |f, op| infos[&f].calls.iter().find(|c| c.0 == op).map_or(0, |c| c.1),
+    )
+    .map_err(CodegenError::Llvm)?;
+    let mut traces: HashMap<_, _> = infos.iter_mut().map(|(&f, i)| (f, std::mem::take(&mut i.barriers))).collect();
+    let order: Vec<_> = graph.post_order.iter().copied().filter(|f| reachable.contains(f)).collect();
+    lower::insert_barriers(&order, &mut traces, |f, op| alloc.funcs[&f].offset_of(op, BufferKind::Virtual).unwrap_or(0), options.cross_call_barriers)?;
+    let i32t = llvm.context.i32_type();
+    for (f, info) in &infos {
+        let a = &alloc.funcs[f];
+        // lowering addresses scratch at the function's base: valid while no scratch buffer is placed elsewhere
+        if let Some(b) = a.buffers.iter().find(|b| b.request.kind == BufferKind::Scratch && b.offset != 0) {
+            return Err(CodegenError::Llvm(format!("scratch buffer of op {:?} allocated at {} (lowering assumes 0)", b.request.op, b.offset)));
+        }
+        for &(op, _, global) in &info.calls {
+            let off = a.offset_of(op, BufferKind::Virtual).unwrap_or(0);
+            global.set_initializer(&i32t.const_int(off as u64, false));
+        }
+    }
+    let mut shared = 0;
+    let mut kernels = Vec::new();
+    for (id, f) in module.funcs.iter().filter(|(_, f)| f.kernel) {
+        shared = shared.max(alloc.funcs[&id].total);
+        kernels.push(symbol::symbol_name(&f.name));
+    }
+    Ok((shared, kernels, alloc.dump(module, &graph)))
 }
 
 /// Parses tile IR text, then `compile_ptx` (for tests and tools).

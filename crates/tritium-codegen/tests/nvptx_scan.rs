@@ -1,7 +1,6 @@
 //! Scans (in-thread, warp shuffles, scratch across warps, reverse, several
 //! operands, any axis) and the 2-D contiguity facts that give 16-byte
 //! vectors along the last dim of `base + rows[:, None] * stride + cols[None, :]`.
-use tritium_codegen::contiguity::Contiguity;
 use tritium_codegen::{compile_ptx_text, CompiledPtx, Options};
 
 fn compile(text: &str, warps: u32) -> CompiledPtx {
@@ -231,22 +230,22 @@ fn two_d_access_narrows_with_the_stride_divisibility() {
 fn facts_per_dim_of_a_2d_offset() {
     let module = tritium_ir::parse(&copy_2d(16, true)).unwrap();
     let (_, func) = module.funcs.iter().next().unwrap();
-    let facts = Contiguity::compute(&module, func);
+    let facts = tritium_analysis::FuncAxisInfo::compute(&module, func, &tritium_analysis::arg_facts_from_attrs(&module, func));
     let ops = &func.region_block(func.body).ops;
     let load = ops.iter().map(|&op| &func.ops[op]).find(|d| d.opcode.name() == "load").unwrap();
     let (ptr, mask) = (load.operands[0], load.operands[1]);
     let offs = ops.iter().map(|&op| &func.ops[op]).find(|d| d.opcode.name() == "addptr").unwrap().operands[1];
     // offsets: rows step by the stride (no runs, 16 | each), columns run 64 long from pid*64
-    let f = facts.get_dims(offs).unwrap();
+    let f = facts.dims(offs).unwrap();
     assert_eq!(f.contiguity, vec![1, 64]);
     assert_eq!(f.divisibility, vec![1, 16]);
     assert_eq!(f.constancy, vec![1, 1]);
     // pointers: bytes
-    let p = facts.get_dims(ptr).unwrap();
+    let p = facts.dims(ptr).unwrap();
     assert_eq!(p.contiguity, vec![1, 64]);
     assert_eq!(p.divisibility[1], 16);
     // mask: rows < M and cols < N both constant in aligned blocks of 16 (M's and N's divisibility)
-    let m = facts.get_dims(mask).unwrap();
+    let m = facts.dims(mask).unwrap();
     assert_eq!(m.constancy, vec![16, 16]);
     assert_eq!(facts.get(ptr).contiguity, 64);
 }

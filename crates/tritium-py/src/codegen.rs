@@ -16,21 +16,40 @@ fn codegen_err(e: tritium_codegen::CodegenError) -> PyErr {
 }
 
 /// Compiles binary tile IR to PTX for `arch` (sm_80, sm_89, sm_90, sm_90a) and
-/// `num_warps` warps per block; returns {"llir": str, "ptx": str, "shared": int (dynamic shared memory bytes)}.
+/// `num_warps` warps per block; returns {"llir": str, "ptx": str, "shared": int
+/// (dynamic shared memory bytes), "kernels": [str]}, and with `dump_stages`
+/// also "stages": [(stage, tile IR text)], the IR as the frontend built it
+/// ("frontend") and after each tile-level pass.
 #[pyfunction]
-#[pyo3(signature = (ir_bytes, arch = "sm_90", num_warps = 4))]
-fn compile_ptx<'py>(py: Python<'py>, ir_bytes: &[u8], arch: &str, num_warps: u32) -> PyResult<Bound<'py, PyDict>> {
-    let out = crate::guarded(|| {
-        let module = crate::decode(ir_bytes)?;
-        let options = tritium_codegen::Options::new(arch, num_warps).map_err(codegen_err)?;
+#[pyo3(signature = (ir_bytes, arch = "sm_90", num_warps = 4, dump_stages = false))]
+fn compile_ptx<'py>(py: Python<'py>, ir_bytes: &[u8], arch: &str, num_warps: u32, dump_stages: bool) -> PyResult<Bound<'py, PyDict>> {
+    let (out, stages) = crate::guarded(|| {
+        let mut module = crate::decode(ir_bytes)?;
+        let mut options = tritium_codegen::Options::new(arch, num_warps).map_err(codegen_err)?;
+        let mut stages: Vec<(String, String)> = Vec::new();
+        if dump_stages {
+            tritium_ir::verify(&module).map_err(|e| crate::IRVerifyError::new_err(e.to_string()))?;
+            stages.push(("frontend".into(), tritium_ir::print(&module)));
+            let mut dump = |name: &str, m: &tritium_ir::Module| stages.push((name.to_string(), tritium_ir::print(m)));
+            let passes = options.passes.clone();
+            tritium_codegen::run_passes(&mut module, &passes, Some(&mut dump))
+                .map_err(|e| crate::IRVerifyError::new_err(e.to_string()))?;
+            // the passes already ran: codegen takes their result as it is
+            options.passes = tritium_codegen::PassOptions::none();
+        }
         // LLVM work holds no Python objects: let other threads run meanwhile
-        py.allow_threads(|| tritium_codegen::compile_ptx(&module, &options)).map_err(codegen_err)
+        let out = py.allow_threads(|| tritium_codegen::compile_ptx(&module, &options)).map_err(codegen_err)?;
+        Ok((out, stages))
     })?;
     let d = PyDict::new(py);
     d.set_item("llir", out.llir)?;
     d.set_item("ptx", out.ptx)?;
     d.set_item("shared", out.shared)?;
     d.set_item("kernels", out.kernels)?;
+    d.set_item("allocation", out.allocation)?;
+    if dump_stages {
+        d.set_item("stages", stages)?;
+    }
     Ok(d)
 }
 

@@ -137,6 +137,10 @@ class NumpyBuilder:
             return [wrap(o, t) for o, t in zip(outs, result_types)]
         raise InterpreterError(f"create_combine: unknown op {op!r} (expected 'reduce' or 'scan')")
 
+    def _op_inline_asm(self, op, vals, types, result_types, attrs):
+        raise InterpreterError(f"inline_asm_elementwise cannot run in the interpreter ({self._where()}): "
+                               f"it executes target assembly; run the kernel compiled on a GPU instead")
+
     # -- helpers ---------------------------------------------------------------
     def _where(self) -> str:
         loc = self.location()

@@ -8,8 +8,9 @@ from . import math  # noqa: F401
 from .aggregate import aggregate
 from .builtins import (arange, atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
                        atomic_xor, broadcast, broadcast_to, cast, cat, clamp, debug_barrier, device_assert,
-                       device_print, dot, expand_dims, full, full_like, interleave, join, load, max_constancy,
-                       max_contiguous, maximum, minimum, multiple_of, num_programs, permute, program_id, reshape,
+                       device_print, dot, expand_dims, full, full_like, inline_asm_elementwise, interleave, join,
+                       load, max_constancy, max_contiguous, maximum, minimum, multiple_of, num_programs, permute,
+                       program_id, reshape,
                        split, static_assert, static_print, store, to_tensor, trans, view, where, zeros,
                        zeros_like)
 from .core import (CompileTimeAssertionFailure, PropagateNan, builtin, constexpr, is_builtin, tensor)

@@ -1,6 +1,6 @@
 """The seam between the language's semantics and whatever executes them.
 
-`language/semantic.py` decides types, shapes and promotions once, then asks the
+`language/semantic/` decides types, shapes and promotions once, then asks the
 *current builder* to create ops named exactly as in the IR op table
 (docs/ir.md). Two builders implement this protocol:
 

@@ -2,13 +2,14 @@
 memory, atomics, shape ops, dot, hints and debugging.
 
 Each is a thin `@builtin` function: it unwraps the arguments Triton takes as
-constexprs and hands over to `semantic.py`, which owns the rules.
+constexprs and hands over to `semantic/`, which owns the rules.
 """
 from __future__ import annotations
 
 import sys
 from typing import Any
 
+from . import asm as _asm
 from . import semantic
 from .core import CompileTimeAssertionFailure, PropagateNan, _shape_args, _unwrap, builtin, tensor
 from .dtypes import float32
@@ -253,3 +254,15 @@ def device_assert(cond: Any, msg: Any = "", mask: Any = None) -> None:
 @builtin
 def debug_barrier() -> None:
     semantic.debug_barrier()
+
+
+@builtin
+def inline_asm_elementwise(asm: Any, constraints: Any, args: Any, dtype: Any, is_pure: Any, pack: Any) -> Any:
+    args = _unwrap(args)
+    dtype = _unwrap(dtype)
+    if isinstance(args, (list, tuple)):
+        args = [_unwrap(a) for a in args]
+    if isinstance(dtype, (list, tuple)):
+        dtype = tuple(_unwrap(d) for d in dtype)
+    return _asm.inline_asm_elementwise(_unwrap(asm), _unwrap(constraints), args, dtype, _unwrap(is_pure),
+                                       _unwrap(pack))

@@ -1,7 +1,7 @@
 """The values kernels compute with: `constexpr` (compile-time Python values) and
 `tensor` (a builder handle plus its type), with Triton's operators and methods.
 
-Every operator and method delegates to `semantic.py`, which owns the rules;
+Every operator and method delegates to `semantic/`, which owns the rules;
 this module only unwraps constexprs and routes. The public builtins live in
 `builtins.py`; `__init__.py` gathers both into `tritium.language`.
 """

@@ -1,7 +1,7 @@
 //! Elementwise arithmetic, comparisons and selects: each op maps register by
 //! register (operands share one type, hence one layout) to an LLVM
 //! instruction or intrinsic, with signedness taken from the IR element type.
-use inkwell::values::BasicValueEnum;
+use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use tritium_ir::{Attr, Op, ScalarKind};
 
@@ -45,6 +45,13 @@ impl<'a, 'c> Lowering<'a, 'c> {
             let wide: Vec<BasicValueEnum<'c>> = a.iter().map(|&v| self.bf16_to_f32(v)).collect::<Result<_>>()?;
             let r = self.arith_scalar(op, name, Some(ScalarKind::F32), &wide)?;
             return if name == "cmp" { Ok(r) } else { self.f32_to_bf16(r) };
+        }
+        if let Some(f) = super::fp8::fp8_format(kind) {
+            // as the interpreter: f32 arithmetic, one rounding back (finite overflow saturates)
+            let wide: Vec<BasicValueEnum<'c>> =
+                a.iter().map(|&v| Ok(self.fp8_decode(v.into_int_value(), f)?.into())).collect::<Result<_>>()?;
+            let r = self.arith_scalar(op, name, Some(ScalarKind::F32), &wide)?;
+            return if name == "cmp" { Ok(r) } else { Ok(self.fp8_encode(r.into_float_value(), f, false, false)?.into()) };
         }
         let attrs = &self.op(op).attrs;
         let propagate_nan = attrs.get("propagate_nan").and_then(Attr::as_bool).unwrap_or(false);
@@ -95,23 +102,20 @@ impl<'a, 'c> Lowering<'a, 'c> {
             "add" => b.build_int_add(x, y(), "")?.into(),
             "sub" => b.build_int_sub(x, y(), "")?.into(),
             "mul" => b.build_int_mul(x, y(), "")?.into(),
-            "div" if signed => b.build_int_signed_div(x, y(), "")?.into(),
-            "div" => b.build_int_unsigned_div(x, y(), "")?.into(),
-            "rem" if signed => b.build_int_signed_rem(x, y(), "")?.into(),
-            "rem" => b.build_int_unsigned_rem(x, y(), "")?.into(),
+            "div" | "rem" => self.int_div_rem(name == "div", signed, x, y())?.into(),
             "and" => b.build_and(x, y(), "")?.into(),
             "or" => b.build_or(x, y(), "")?.into(),
             "xor" => b.build_xor(x, y(), "")?.into(),
-            "shl" => b.build_left_shift(x, y(), "")?.into(),
-            "shr" => b.build_right_shift(x, y(), signed, "")?.into(),
+            "shl" | "shr" => self.int_shift(name == "shl", signed, x, y())?.into(),
             "min" => call(if signed { "llvm.smin" } else { "llvm.umin" }, a)?,
             "max" => call(if signed { "llvm.smax" } else { "llvm.umax" }, a)?,
             "clamp" => return Err(self.unsupported(op, "clamp on integers")),
             "umulhi" => {
                 let bits = x.get_type().get_bit_width();
                 let wide = self.llvm.context.custom_width_int_type(bits * 2);
-                let ext = |v| if signed { b.build_int_s_extend(v, wide, "") } else { b.build_int_z_extend(v, wide, "") };
-                let p = b.build_int_mul(ext(x)?, ext(y())?, "")?;
+                // the high half of the *unsigned* product, whatever the type's
+                // signedness (as Triton's umulhi and the interpreter)
+                let p = b.build_int_mul(b.build_int_z_extend(x, wide, "")?, b.build_int_z_extend(y(), wide, "")?, "")?;
                 let hi = b.build_right_shift(p, wide.const_int(bits as u64, false), false, "")?;
                 b.build_int_truncate(hi, x.get_type(), "")?.into()
             }
@@ -137,5 +141,55 @@ impl<'a, 'c> Lowering<'a, 'c> {
             "abs" => a[0],
             _ => return Err(self.unsupported(op, format!("`{name}` on {}", kind.name()))),
         })
+    }
+
+    /// `x / y` or `x % y` with the GPU's answers where LLVM has none (its
+    /// division by zero and signed MIN / -1 are undefined): x / 0 is all
+    /// ones, x % 0 is x, MIN / -1 wraps to MIN and MIN % -1 is 0, as
+    /// `div`/`rem` do on NVIDIA GPUs and as the interpreter does.
+    fn int_div_rem(&self, div: bool, signed: bool, x: IntValue<'c>, y: IntValue<'c>) -> Result<IntValue<'c>> {
+        let b = &self.llvm.builder;
+        let ty = x.get_type();
+        let zero = b.build_int_compare(IntPredicate::EQ, y, ty.const_zero(), "")?;
+        let mut bad = zero;
+        if signed {
+            let bits = ty.get_bit_width();
+            let min = ty.const_int(1u64 << (bits - 1), false);
+            let overflow = b.build_and(
+                b.build_int_compare(IntPredicate::EQ, x, min, "")?,
+                b.build_int_compare(IntPredicate::EQ, y, ty.const_all_ones(), "")?,
+                "",
+            )?;
+            bad = b.build_or(zero, overflow, "")?;
+        }
+        // a divisor of 1 where the result is fixed below keeps LLVM's op defined
+        let safe = b.build_select(bad, ty.const_int(1, false), y, "")?.into_int_value();
+        let q = match (div, signed) {
+            (true, true) => b.build_int_signed_div(x, safe, "")?,
+            (true, false) => b.build_int_unsigned_div(x, safe, "")?,
+            (false, true) => b.build_int_signed_rem(x, safe, "")?,
+            (false, false) => b.build_int_unsigned_rem(x, safe, "")?,
+        };
+        // by 0: all ones / x; MIN / -1 = MIN = x / 1 and MIN % -1 = 0 = x % 1 already
+        let by_zero = if div { ty.const_all_ones() } else { x };
+        Ok(b.build_select(zero, by_zero, q, "")?.into_int_value())
+    }
+
+    /// `x << y` / `x >> y` with PTX's clamped amounts (LLVM's shift by the
+    /// width or more is poison): the amount is read unsigned; past the width
+    /// `shl` and logical `shr` give 0 and arithmetic `shr` the sign fill.
+    fn int_shift(&self, left: bool, signed: bool, x: IntValue<'c>, y: IntValue<'c>) -> Result<IntValue<'c>> {
+        let b = &self.llvm.builder;
+        let ty = x.get_type();
+        let width = ty.const_int(ty.get_bit_width() as u64, false);
+        let past = b.build_int_compare(IntPredicate::UGE, y, width, "")?;
+        if !left && signed {
+            let max = ty.const_int(ty.get_bit_width() as u64 - 1, false);
+            let amount = b.build_select(past, max, y, "")?.into_int_value();
+            return Ok(b.build_right_shift(x, amount, true, "")?);
+        }
+        let amount = b.build_select(past, ty.const_zero(), y, "")?.into_int_value();
+        let r = if left { b.build_left_shift(x, amount, "")? } else { b.build_right_shift(x, amount, false, "")? };
+        Ok(b.build_select(past, ty.const_zero(), r, "")?.into_int_value())
     }
 }

@@ -131,7 +131,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let f = self.llvm.builder.get_insert_block().and_then(|bb| bb.get_parent()).ok_or_else(|| CodegenError::Llvm("no current function".into()))?;
         let write = cx.append_basic_block(f, "atomic_bcast_write");
         let read = cx.append_basic_block(f, "atomic_bcast_read");
-        self.target.barrier(self.llvm)?;
+        self.smem_fixed_barrier()?;
         let mut idxs = Vec::with_capacity(regs.len());
         for r in 0..regs.len() {
             idxs.push(match &layout {
@@ -150,7 +150,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         }
         b.build_unconditional_branch(read)?;
         b.position_at_end(read);
-        self.target.barrier(self.llvm)?;
+        self.smem_fixed_barrier()?;
         let b = &self.llvm.builder;
         idxs.iter().map(|&i| Ok(b.build_load(st, self.elem_ptr(buf, i, eb)?, "")?)).collect()
     }

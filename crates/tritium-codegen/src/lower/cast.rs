@@ -1,11 +1,13 @@
 //! Conversions: `cast` (by value, with docs/ir.md's signedness and rounding
-//! rules), `bitcast`, `ptr_to_int` and `int_to_ptr`, register by register.
+//! rules), `bitcast`, `ptr_to_int` and `int_to_ptr`, register by register;
+//! fp8 conversions live in fp8.rs.
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValueEnum;
 use inkwell::{FloatPredicate, IntPredicate};
 use tritium_ir::{Attr, Op, ScalarKind};
 
 use super::arith::is_signed;
+use super::fp8::fp8_format;
 use super::Lowering;
 use crate::error::Result;
 
@@ -14,7 +16,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let data = self.op(op);
         let (src, dst) = (data.operands[0], data.results[0]);
         let to = self.elem_type(op, self.ty(dst))?;
-        self.elem_type(op, self.ty(src))?; // rejects element types we cannot hold (fp8)
+        self.elem_type(op, self.ty(src))?; // rejects element types we cannot hold
         let b = &self.llvm.builder;
         let regs = self.regs(src)?.clone();
         let mut out = Vec::with_capacity(regs.len());
@@ -55,11 +57,30 @@ impl<'a, 'c> Lowering<'a, 'c> {
         if from == to {
             return Ok(v);
         }
+        let f32t = self.llvm.context.f32_type();
+        // fp8 values are i8 bits (see fp8.rs): decoding to f32 is exact, and
+        // every source reaches the encoder in f32 or f64 without rounding
+        if let Some(f) = fp8_format(from) {
+            let wide = self.fp8_decode(v.into_int_value(), f)?;
+            return self.cast_value(op, wide.into(), Some(ScalarKind::F32), Some(to), to_ty);
+        }
+        if let Some(f) = fp8_format(to) {
+            return Ok(match from {
+                ScalarKind::F64 | ScalarKind::F32 => self.fp8_encode(v.into_float_value(), f, rtz, true)?,
+                ScalarKind::F16 => self.fp8_encode_f16(v.into_float_value(), f, rtz)?,
+                ScalarKind::BF16 => self.fp8_encode(self.bf16_to_f32(v)?.into_float_value(), f, rtz, true)?,
+                // |n| > 2^24 rounds in f32 but saturates in fp8 either way
+                _ => {
+                    let wide = self.cast_value(op, v, Some(from), Some(ScalarKind::F32), f32t.into())?;
+                    self.fp8_encode(wide.into_float_value(), f, false, true)?
+                }
+            }
+            .into());
+        }
         // bf16 values are i16 bits (see lower/mod.rs): go through f32
         if from == ScalarKind::BF16 {
             let wide = self.bf16_to_f32(v)?;
-            let f32t = self.llvm.context.f32_type().into();
-            return self.cast_value(op, wide, Some(ScalarKind::F32), Some(to), if to == ScalarKind::F32 { f32t } else { to_ty });
+            return self.cast_value(op, wide, Some(ScalarKind::F32), Some(to), if to == ScalarKind::F32 { f32t.into() } else { to_ty });
         }
         if to == ScalarKind::BF16 {
             let exact_in_f32 = match from {
@@ -69,7 +90,6 @@ impl<'a, 'c> Lowering<'a, 'c> {
             if !exact_in_f32 {
                 return Err(self.unsupported(op, format!("{} to bf16 would round twice through f32", from.name())));
             }
-            let f32t = self.llvm.context.f32_type();
             let wide = self.cast_value(op, v, Some(from), Some(ScalarKind::F32), f32t.into())?;
             return self.target.narrow_f32(self.llvm, wide, true, rtz);
         }
@@ -100,10 +120,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 let x = v.into_float_value();
                 if to == ScalarKind::I1 {
                     b.build_float_compare(FloatPredicate::UNE, x, x.get_type().const_zero(), "")?.into()
-                } else if is_signed(to) {
-                    b.build_float_to_signed_int(x, to_ty.into_int_type(), "")?.into()
                 } else {
-                    b.build_float_to_unsigned_int(x, to_ty.into_int_type(), "")?.into()
+                    // saturating, NaN → 0 (PTX cvt.rzi; plain fptosi is poison out of range)
+                    let intr = if is_signed(to) { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
+                    self.llvm.call_intrinsic(intr, &[to_ty, x.get_type().into()], &[x.into()])?
                 }
             }
             (true, true) => {

@@ -4,6 +4,7 @@
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::{BasicValueEnum, FunctionValue, PhiValue};
 use inkwell::IntPredicate;
+use tritium_analysis::Node;
 use tritium_ir::{Op, Region};
 
 use super::arith::is_signed;
@@ -103,7 +104,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
         args.extend(Self::phi_regs(&phis));
         let region = data.regions[0];
         self.bind_block_args(region, args);
+        self.smem_enter();
         let yields = self.lower_region(region)?;
+        let trace = self.smem_leave()?;
+        self.smem_record(Node::Loop(trace));
         let b = &self.llvm.builder;
         let next = b.build_int_add(ivv, step.into_int_value(), "")?;
         let latch = self.current_block()?;
@@ -128,12 +132,17 @@ impl<'a, 'c> Lowering<'a, 'c> {
             (cx.append_basic_block(f, "if.then"), cx.append_basic_block(f, "if.else"), cx.append_basic_block(f, "if.end"));
         self.llvm.builder.build_conditional_branch(cond, then_bb, else_bb)?;
         let mut arms = Vec::with_capacity(2);
+        let mut traces = Vec::with_capacity(2);
         for (bb, region) in [(then_bb, data.regions[0]), (else_bb, data.regions[1])] {
             self.llvm.builder.position_at_end(bb);
+            self.smem_enter();
             let yields = self.lower_region(region)?;
+            traces.push(self.smem_leave()?);
             arms.push((yields, self.current_block()?));
             self.llvm.builder.build_unconditional_branch(merge)?;
         }
+        let else_trace = traces.pop().expect("two arms");
+        self.smem_record(Node::If(traces.pop().expect("two arms"), else_trace));
         self.llvm.builder.position_at_end(merge);
         let phis = self.phis(&arms[0].0, arms[0].1)?;
         Self::add_incoming(&phis, &arms[1].0, arms[1].1);
@@ -155,13 +164,23 @@ impl<'a, 'c> Lowering<'a, 'c> {
         self.llvm.builder.position_at_end(before);
         let phis = self.phis(&inits, pre)?;
         self.bind_block_args(data.regions[0], Self::phi_regs(&phis));
+        self.smem_enter();
         let mut cond = self.lower_region(data.regions[0])?;
+        let cond_trace = self.smem_leave()?;
         let forwarded = cond.split_off(1);
         let c = cond[0][0].into_int_value();
         self.llvm.builder.build_conditional_branch(c, after, exit)?;
         self.llvm.builder.position_at_end(after);
         self.bind_block_args(data.regions[1], forwarded.clone());
+        self.smem_enter();
         let yields = self.lower_region(data.regions[1])?;
+        // the before region runs once, then (after, before) any number of times
+        let mut iteration = self.smem_leave()?;
+        iteration.extend(cond_trace.iter().cloned());
+        for node in cond_trace {
+            self.smem_record(node);
+        }
+        self.smem_record(Node::Loop(iteration));
         let latch = self.current_block()?;
         self.llvm.builder.build_unconditional_branch(before)?;
         Self::add_incoming(&phis, &yields, latch);

@@ -5,18 +5,18 @@
 //! converted first (`prepare_operands`). Scratch is op-local, so every scratch
 //! buffer sits at offset 0 (what `tritium_analysis::Allocation` gives op-local
 //! buffers when nothing else is live; checked in `shared_bytes`). Barriers:
-//! one between each scratch op's writes and reads, and one before its writes
-//! when an earlier scratch access may still be in flight (or when the op sits
-//! in a loop or branch, where the previous access is not known statically).
-use std::collections::{HashMap, HashSet};
+//! one between each scratch op's writes and reads, and a candidate before its
+//! writes that membar erases unless an earlier access may conflict (barriers.rs).
+use std::collections::HashSet;
 
 use inkwell::module::Linkage;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
-use tritium_analysis::{Allocation, BufferKind, BufferRequest};
+use tritium_analysis::{Access, Allocation, BufferKind, BufferRequest};
 use tritium_ir::{Function, Op, ScalarKind, Type, Value};
 
+use super::barriers::BarrierTrace;
 use super::{Lowering, Regs};
 use crate::error::{CodegenError, Result};
 use crate::layout::BlockedLayout;
@@ -28,18 +28,21 @@ const SMEM_NAME: &str = "tritium_smem";
 pub(crate) struct SmemState<'c> {
     base: Option<PointerValue<'c>>,
     addrspace: u16,
-    /// A scratch access may be unsynchronised since the last barrier.
-    dirty: bool,
+    /// Bytes of the scratch op between `scratch_begin` and `scratch_sync`.
+    open_bytes: u32,
     requests: Vec<BufferRequest>,
-    top_level: HashMap<Op, u32>,
+    /// The access trace and candidate barriers membar decides (barriers.rs).
+    pub barriers: BarrierTrace<'c>,
     /// Values some terminator (`yield`, `condition`, `return`) uses: they are
     /// always kept in canonical registers too, since terminators read `values`.
     term_uses: HashSet<Value>,
+    /// While an op is lowered in a layout other than the canonical one
+    /// (remat.rs), that layout: memory ops size their accesses from it.
+    pub(super) foreign: Vec<BlockedLayout>,
 }
 
 impl<'c> SmemState<'c> {
     pub fn new(_llvm: &Llvm<'c>, target: &dyn Target, func: &Function) -> SmemState<'c> {
-        let top_level = func.region_block(func.body).ops.iter().enumerate().map(|(i, &op)| (op, i as u32)).collect();
         let mut term_uses = HashSet::new();
         for (_, block) in func.blocks.iter() {
             if let Some(&last) = block.ops.last() {
@@ -49,13 +52,24 @@ impl<'c> SmemState<'c> {
                 }
             }
         }
-        SmemState { base: None, addrspace: target.shared_addrspace(), dirty: false, requests: Vec::new(), top_level, term_uses }
+        SmemState {
+            base: None,
+            addrspace: target.shared_addrspace(),
+            open_bytes: 0,
+            requests: Vec::new(),
+            barriers: BarrierTrace::default(),
+            term_uses,
+            foreign: Vec::new(),
+        }
     }
 }
 
 impl<'a, 'c> Lowering<'a, 'c> {
     /// Dispatch of the ops this family owns; false when `op` is not one.
     pub(super) fn lower_layout_op(&mut self, op: Op) -> Result<bool> {
+        if self.lower_in_operand_layout(op)? {
+            return Ok(true);
+        }
         match self.op(op).opcode.name() {
             "arange" => self.lower_arange(op)?,
             "broadcast" => self.lower_broadcast(op)?,
@@ -105,8 +119,12 @@ impl<'a, 'c> Lowering<'a, 'c> {
         Ok(())
     }
 
-    /// `v`'s registers in layout `dst` (through scratch when it differs).
+    /// `v`'s registers in layout `dst`: as held, recomputed when cheap
+    /// (remat.rs), else moved through scratch.
     pub(super) fn to_layout(&mut self, op: Op, v: Value, dst: &BlockedLayout) -> Result<Regs<'c>> {
+        if let Some(regs) = self.held_or_remat(op, v, dst)? {
+            return Ok(regs);
+        }
         let (src, regs) = self.native_of(op, v)?;
         if &src == dst {
             return Ok(regs);
@@ -183,35 +201,47 @@ impl<'a, 'c> Lowering<'a, 'c> {
 
     /// Starts a scratch use of `bytes` by `op`; returns the scratch base.
     pub(super) fn scratch_begin(&mut self, op: Op, bytes: u32) -> Result<PointerValue<'c>> {
-        let pos = self.smem.top_level.get(&op).copied();
-        if self.smem.dirty || pos.is_none() {
-            self.target.barrier(self.llvm)?;
-        }
+        self.smem_candidate_barrier()?;
+        self.smem_access(Access::write(0, bytes));
+        self.smem.open_bytes = bytes;
         // each scratch use is fenced by barriers, so uses are sequential intervals
         let at = self.smem.requests.len() as u32;
         self.smem.requests.push(BufferRequest { op, kind: BufferKind::Scratch, bytes, align: 16, start: at, end: at });
-        if let Some(b) = self.smem.base {
-            return Ok(b);
-        }
-        let i8t = self.llvm.context.i8_type();
-        let g = self.llvm.module.add_global(i8t.array_type(0), Some(AddressSpace::from(self.smem.addrspace)), SMEM_NAME);
-        g.set_linkage(Linkage::External);
-        g.set_alignment(16);
-        let p = g.as_pointer_value();
+        // one dynamic shared array per module, shared by all its functions; this
+        // function's part starts `smem_base` bytes in (0 in a kernel, an argument
+        // of a device function), and its scratch sits at offset 0 of that part
+        let p = match self.smem.base {
+            Some(p) => p,
+            None => {
+                let g = self.llvm.module.get_global(SMEM_NAME).unwrap_or_else(|| {
+                    let i8t = self.llvm.context.i8_type();
+                    let g = self.llvm.module.add_global(i8t.array_type(0), Some(AddressSpace::from(self.smem.addrspace)), SMEM_NAME);
+                    g.set_linkage(Linkage::External);
+                    g.set_alignment(16);
+                    g
+                });
+                g.as_pointer_value()
+            }
+        };
         self.smem.base = Some(p);
-        Ok(p)
+        self.scratch_ptr(p, self.smem_base)
+    }
+
+    /// The scratch requests lowering made so far, in order (for module allocation).
+    pub(super) fn scratch_requests(&self) -> &[BufferRequest] {
+        &self.smem.requests
     }
 
     /// Between a scratch use's writes and its reads.
     pub(super) fn scratch_sync(&mut self) -> Result<()> {
-        self.target.barrier(self.llvm)?;
-        self.smem.dirty = false;
+        self.smem_fixed_barrier()?;
+        self.smem_access(Access::read(0, self.smem.open_bytes));
         Ok(())
     }
 
-    /// After a scratch use's reads.
-    pub(super) fn scratch_end(&mut self) {
-        self.smem.dirty = true;
+    /// After a scratch use's reads (they were traced at `scratch_sync`).
+    pub(super) fn scratch_done(&mut self) {
+        self.smem.open_bytes = 0;
     }
 
     fn scratch_ptr(&self, base: PointerValue<'c>, byte_off: IntValue<'c>) -> Result<PointerValue<'c>> {
@@ -275,12 +305,14 @@ impl<'a, 'c> Lowering<'a, 'c> {
             }
             out.push(regs);
         }
-        self.scratch_end();
+        self.scratch_done();
         Ok(out)
     }
 
     /// The kernel's shared memory size, from the scratch requests lowering made.
-    pub(super) fn shared_bytes(&self) -> Result<u32> {
+    /// Also ends the function's barrier trace: membar decides its candidates here.
+    pub(super) fn shared_bytes(&mut self) -> Result<u32> {
+        self.smem_finish()?;
         let alloc = Allocation::compute(&self.smem.requests).map_err(CodegenError::Llvm)?;
         // lowering addresses every scratch buffer at 0: valid only while buffers never overlap in time
         if let Some(b) = alloc.buffers.iter().find(|b| b.offset != 0) {

@@ -1,5 +1,6 @@
 //! Global `load` and `store`: a thread's registers are grouped into vectors
-//! as wide as contiguity, alignment, mask constancy and the target allow, and
+//! as wide as contiguity, alignment, mask constancy (tritium-analysis'
+//! AxisInfo, along the last dim) and the target allow, and
 //! each group is one predicated access of machine words (`Target::load_global`).
 //! `i1` memory is one byte per element, as in Triton.
 use inkwell::types::BasicTypeEnum;
@@ -8,7 +9,7 @@ use inkwell::IntPredicate;
 use tritium_ir::{Attr, Function, Module, Op, Region, ScalarKind, Value};
 
 use super::Lowering;
-use crate::contiguity::Contiguity;
+use tritium_analysis::FuncAxisInfo;
 use crate::error::Result;
 use crate::layout::elem_bytes;
 use crate::target::{Access, MemHints};
@@ -35,7 +36,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
 
     /// Elements per access for pointer value `ptr`, optionally masked by `mask`.
     pub(crate) fn vector_width(&self, ptr: Value, mask: Option<Value>, eb: u32) -> u32 {
-        let Some(layout) = self.layout(self.ty(ptr)) else { return 1 };
+        let Some(layout) = self.current_layout(ptr) else { return 1 };
         let f = self.facts.get(ptr);
         let mut vec = (layout.size_per_thread as u64)
             .min(f.contiguity)
@@ -177,10 +178,16 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let hints = self.hints(op);
         let b = &self.llvm.builder;
         // threads holding copies of the same elements (or of a scalar) must not all write
-        let owner = match self.layout(self.ty(ptr)) {
+        let owner = match self.current_layout(ptr) {
             None => Some(b.build_int_compare(IntPredicate::EQ, self.tid, self.i32_const(0), "")?),
             Some(l) if l.replicated() => {
                 Some(b.build_int_compare(IntPredicate::ULT, self.tid, self.i32_const(l.owner_threads() as u64), "")?)
+            }
+            // copies in other bits (a slice along the lanes, as a row
+            // reduction's result has): the copy whose copy bits are 0 stores
+            Some(l) if l.copy_bits() != 0 => {
+                let bits = b.build_and(self.tid, self.i32_const(l.copy_bits() as u64), "")?;
+                Some(b.build_int_compare(IntPredicate::EQ, bits, self.i32_const(0), "")?)
             }
             Some(_) => None,
         };
@@ -227,13 +234,13 @@ fn to_storage<'c>(lw: &Lowering<'_, 'c>, v: BasicValueEnum<'c>, kind: ScalarKind
 /// makes each scalar access of a warp stride over 4x the cache lines (4x the
 /// L1 wavefronts, 4x the partial-sector writes to L2), where one element per
 /// lane makes it a single coalesced 128-byte line.
-pub(crate) fn widest_access_bytes(module: &Module, func: &Function, facts: &Contiguity, max_bytes: u32) -> u32 {
+pub(crate) fn widest_access_bytes(module: &Module, func: &Function, facts: &FuncAxisInfo, max_bytes: u32) -> u32 {
     let mut widest: Option<u32> = None;
     widest_in(module, func, facts, max_bytes, func.body, &mut widest);
     widest.unwrap_or(max_bytes)
 }
 
-fn widest_in(module: &Module, func: &Function, facts: &Contiguity, max_bytes: u32, region: Region, widest: &mut Option<u32>) {
+fn widest_in(module: &Module, func: &Function, facts: &FuncAxisInfo, max_bytes: u32, region: Region, widest: &mut Option<u32>) {
     let types = &module.types;
     for &op in &func.region_block(region).ops {
         let data = &func.ops[op];

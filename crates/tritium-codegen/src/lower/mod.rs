@@ -3,14 +3,19 @@
 //! under the tensor's `BlockedLayout` (a Vec of LLVM scalars); a scalar is a
 //! Vec of one. One file per op family; this one owns the walk and dispatch.
 mod arith;
+mod asm;
 mod atomic;
+mod barriers;
+mod call;
 mod cast;
 mod convert;
 mod debug;
 mod control;
+mod fp8;
 mod math;
 mod memory;
 mod reduce;
+mod remat;
 mod scan;
 mod shuffle;
 mod shape;
@@ -18,16 +23,15 @@ mod tensor;
 
 use std::collections::HashMap;
 
-use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
+use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::AddressSpace;
 use tritium_ir::{Func, Function, Module, Op, OpData, ScalarKind, Type, TypeData, Value};
 
-use crate::contiguity::Contiguity;
 use crate::error::{CodegenError, Result};
 use crate::layout::BlockedLayout;
 use crate::llvm::Llvm;
-use crate::target::{Axis, Target};
+use crate::target::Target;
 
 pub(crate) type Regs<'c> = Vec<BasicValueEnum<'c>>;
 
@@ -41,75 +45,19 @@ pub(crate) struct Lowering<'a, 'c> {
     /// Values held in a layout other than their rank's canonical one (see convert.rs).
     pub native: HashMap<Value, (BlockedLayout, Regs<'c>)>,
     pub smem: convert::SmemState<'c>,
-    pub facts: Contiguity,
+    /// AxisInfo of this function (tritium-analysis), read by memory.rs for vector widths.
+    pub facts: tritium_analysis::FuncAxisInfo,
     pub values: HashMap<Value, Regs<'c>>,
     /// Flat thread id within the block (blocks are 1-D: warps × 32 threads).
     pub tid: IntValue<'c>,
+    /// Byte offset of this function's shared memory in the kernel's dynamic
+    /// shared array (0 in a kernel; an argument of a device function).
+    pub smem_base: IntValue<'c>,
+    pub calls: call::CallState<'a, 'c>,
 }
 
-/// Lowers kernel `func_id` of `module` into `llvm.module`, launched with `num_warps` warps.
-/// Returns the kernel's dynamic shared memory size in bytes.
-pub fn lower_kernel(llvm: &Llvm<'_>, target: &dyn Target, module: &Module, func_id: Func, num_warps: u32) -> Result<u32> {
-    let func = &module.funcs[func_id];
-    let unsupported = |op: &str, reason: String| CodegenError::Unsupported {
-        op: op.to_string(),
-        loc: Default::default(),
-        target: target.name(),
-        reason,
-    };
-    if !func.kernel {
-        return Err(unsupported("func", format!("function @{} is not a kernel (calls are not lowered yet)", func.name)));
-    }
-    if !func.results.is_empty() {
-        return Err(unsupported("func", format!("kernel @{} returns values", func.name)));
-    }
-    let mut params: Vec<BasicMetadataTypeEnum> = Vec::new();
-    for &arg in func.args() {
-        let ty = func.value_type(arg);
-        if module.types.is_tensor(ty) {
-            return Err(unsupported("func", format!("kernel @{} has a tensor argument", func.name)));
-        }
-        params.push(llvm_scalar_type(llvm, module, ty).map_err(|r| unsupported("func", r))?.into());
-    }
-    let fn_type = llvm.context.void_type().fn_type(&params, false);
-    let f = llvm.module.add_function(&crate::symbol::symbol_name(&func.name), fn_type, None);
-    target.mark_kernel(llvm, f, num_warps * target.warp_size())?;
-    let entry = llvm.context.append_basic_block(f, "entry");
-    llvm.builder.position_at_end(entry);
-
-    let tid = target.thread_id(llvm, Axis::X)?;
-    let facts = Contiguity::compute(module, func);
-    let access_bytes = memory::widest_access_bytes(module, func, &facts, target.max_access_bytes());
-    let layouts = tritium_transforms::assign_layouts(module, func, num_warps, target.warp_size(), access_bytes);
-    let mut lw = Lowering {
-        llvm,
-        target,
-        module,
-        func_id,
-        func,
-        layouts,
-        native: HashMap::new(),
-        smem: convert::SmemState::new(llvm, target, func),
-        facts,
-        values: HashMap::new(),
-        tid,
-    };
-    for (i, &arg) in func.args().iter().enumerate() {
-        let p = f.get_nth_param(i as u32).ok_or_else(|| CodegenError::Llvm("missing kernel parameter".into()))?;
-        // an integer specialized as equal to 1 is the constant 1 (the launch
-        // still passes it), so LLVM folds `x * stride` to `x`
-        let one = func.arg_attrs.get(i).and_then(|a| a.get("equal_to_1")).and_then(tritium_ir::Attr::as_bool) == Some(true);
-        let value = match p {
-            BasicValueEnum::IntValue(v) if one => v.get_type().const_int(1, false).into(),
-            _ => p,
-        };
-        lw.values.insert(arg, vec![value]);
-    }
-    for &op in &func.region_block(func.body).ops {
-        lw.lower_op(op)?;
-    }
-    lw.shared_bytes()
-}
+pub use call::lower_function;
+pub(crate) use barriers::insert_barriers;
 
 /// The LLVM type of a scalar or pointer IR type; `Err` names why not.
 pub(crate) fn llvm_scalar_type<'c>(llvm: &Llvm<'c>, module: &Module, ty: Type) -> std::result::Result<BasicTypeEnum<'c>, String> {
@@ -118,7 +66,8 @@ pub(crate) fn llvm_scalar_type<'c>(llvm: &Llvm<'c>, module: &Module, ty: Type) -
         TypeData::Ptr { addrspace, .. } => cx.ptr_type(AddressSpace::from(*addrspace as u16)).into(),
         TypeData::Scalar(k) => match k {
             ScalarKind::I1 => cx.bool_type().into(),
-            ScalarKind::I8 | ScalarKind::U8 => cx.i8_type().into(),
+            // fp8 lives as its bits too (see fp8.rs)
+            ScalarKind::I8 | ScalarKind::U8 | ScalarKind::F8E4M3 | ScalarKind::F8E5M2 => cx.i8_type().into(),
             // bf16 lives as its bits: inkwell 0.7 cannot wrap LLVM `bfloat` values,
             // so arithmetic widens to f32 (exact) and rounds back once (see arith.rs)
             ScalarKind::I16 | ScalarKind::U16 | ScalarKind::BF16 => cx.i16_type().into(),
@@ -127,7 +76,6 @@ pub(crate) fn llvm_scalar_type<'c>(llvm: &Llvm<'c>, module: &Module, ty: Type) -
             ScalarKind::F16 => cx.f16_type().into(),
             ScalarKind::F32 => cx.f32_type().into(),
             ScalarKind::F64 => cx.f64_type().into(),
-            ScalarKind::F8E4M3 | ScalarKind::F8E5M2 => return Err(format!("{} values are not lowered yet", k.name())),
         },
         TypeData::Tensor { .. } => return Err("nested tensor type".into()),
     })
@@ -182,7 +130,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
 
     pub fn set(&mut self, op: Op, regs: Regs<'c>) {
         let res = self.op(op).results[0];
-        debug_assert_eq!(regs.len(), self.reg_count(self.ty(res)));
+        debug_assert_eq!(regs.len(), self.current_layout(res).map_or(1, |l| l.elems_per_thread() as usize));
         self.values.insert(res, regs);
     }
 
@@ -212,6 +160,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
         if self.op(op).opcode.name() == "scan" {
             return self.lower_scan(op);
         }
+        // a call converts its operands to the callee's layouts itself
+        if self.op(op).opcode.name() == "call" {
+            return self.lower_call(op);
+        }
         self.prepare_operands(op)?;
         let data = self.op(op);
         if !data.regions.is_empty() && !matches!(data.opcode.name(), "for" | "if" | "while") {
@@ -231,17 +183,12 @@ impl<'a, 'c> Lowering<'a, 'c> {
             "while" => self.lower_while(op),
             "load" => self.lower_load(op),
             "store" => self.lower_store(op),
-            "barrier" => self.target.barrier(self.llvm),
+            "barrier" => self.smem_fixed_barrier(),
             "atomic_rmw" | "atomic_cas" => self.lower_atomic(op),
             "print" => self.lower_print(op),
             "assert" => self.lower_assert(op),
-            "return" => {
-                if !data.operands.is_empty() {
-                    return Err(self.unsupported(op, "kernels return no values"));
-                }
-                self.llvm.builder.build_return(None)?;
-                Ok(())
-            }
+            "inline_asm" => self.lower_inline_asm(op),
+            "return" => self.lower_return(op),
             name => Err(self.unsupported(op, format!("no lowering for `{name}` yet"))),
         }
     }

@@ -114,7 +114,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 }
                 *acc = folded.expect("uw > 1");
             }
-            self.scratch_end();
+            self.scratch_done();
         }
         for k in 0..n {
             let regs: Regs<'c> = accs.iter().map(|a| a[k]).collect();

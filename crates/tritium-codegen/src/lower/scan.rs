@@ -231,7 +231,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
                     block_totals[r][q] = all.expect("uw > 1");
                 }
             }
-            self.scratch_end();
+            self.scratch_done();
         }
 
         // 4. carry from earlier reps, then every element gets its full prefix

@@ -24,13 +24,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
 
     pub(super) fn lower_arange(&mut self, op: Op) -> Result<()> {
         let tl = self.result_layout(op, 0)?;
-        let start = self.op(op).attrs.get("start").and_then(Attr::as_int).unwrap_or(0);
-        let i32t = self.llvm.context.i32_type();
-        let mut regs = Vec::with_capacity(tl.elems_per_thread() as usize);
-        for r in 0..tl.elems_per_thread() {
-            let c = self.coords(&tl, r)?[0];
-            regs.push(self.llvm.builder.build_int_add(c, i32t.const_int(start as u64, true), "")?.into());
-        }
+        let regs = self.arange_in(op, &tl)?;
         self.set_result(op, 0, tl, regs)
     }
 

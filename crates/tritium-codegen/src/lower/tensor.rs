@@ -1,6 +1,6 @@
 //! Constants, ids and index tensors: `const`, `splat`, `arange`,
 //! `program_id`, `num_programs`, `addptr`, and the hint ops (identity here;
-//! their facts feed `contiguity`).
+//! their facts feed tritium-analysis' AxisInfo).
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValueEnum;
 use tritium_ir::{Attr, Op};
@@ -17,7 +17,16 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let regs: Regs<'c> = match data.opcode.name() {
             "const" => {
                 let elem = self.elem_type(op, res_ty)?;
-                let v = if self.kind(data.results[0]) == Some(tritium_ir::ScalarKind::BF16) {
+                let fp8 = self.kind(data.results[0]).and_then(super::fp8::fp8_format);
+                let v = if let Some(f) = fp8 {
+                    let value = match data.attrs.get("value") {
+                        Some(Attr::Float(v)) => *v,
+                        Some(Attr::Int(i)) => *i as f64,
+                        Some(Attr::Bool(b)) => *b as u8 as f64,
+                        other => return Err(self.unsupported(op, format!("fp8 constant {other:?}"))),
+                    };
+                    elem.into_int_type().const_int(super::fp8::f64_to_fp8_bits(value, f) as u64, false).into()
+                } else if self.kind(data.results[0]) == Some(tritium_ir::ScalarKind::BF16) {
                     let value = match data.attrs.get("value") {
                         Some(Attr::Float(f)) => *f,
                         Some(Attr::Int(i)) => *i as f64,
@@ -31,7 +40,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 vec![v; n]
             }
             "splat" => vec![self.regs(data.operands[0])?[0]; n],
-            "arange" => self.arange(op)?,
+            "arange" => {
+                let l = self.layout(res_ty).ok_or_else(|| self.unsupported(op, "arange without a layout"))?;
+                self.arange_in(op, &l)?
+            }
             "program_id" | "num_programs" => {
                 let axis = data.attrs.get("axis").and_then(Attr::as_int).and_then(Axis::from_index);
                 let axis = axis.ok_or_else(|| self.unsupported(op, "axis must be 0, 1 or 2"))?;
@@ -59,25 +71,6 @@ impl<'a, 'c> Lowering<'a, 'c> {
             (BasicTypeEnum::FloatType(t), Some(Attr::Bool(b))) => t.const_float(*b as u8 as f64).into(),
             _ => return Err(self.unsupported(op, format!("constant {value:?} of type {elem}"))),
         })
-    }
-
-    /// Register `r` of thread `tid` holds `start + (tid * spt + offset(r)) mod numel`.
-    fn arange(&self, op: Op) -> Result<Regs<'c>> {
-        let data = self.op(op);
-        let layout = self.layout(self.ty(data.results[0])).ok_or_else(|| self.unsupported(op, "arange without a layout"))?;
-        let start = data.attrs.get("start").and_then(Attr::as_int).unwrap_or(0);
-        let b = &self.llvm.builder;
-        let base = b.build_int_mul(self.tid, self.i32_const(layout.size_per_thread as u64), "")?;
-        let mut regs = Vec::with_capacity(layout.elems_per_thread() as usize);
-        for r in 0..layout.elems_per_thread() {
-            let mut idx = b.build_int_add(base, self.i32_const(layout.register_offset(r) as u64), "")?;
-            if layout.replicated() {
-                idx = b.build_and(idx, self.i32_const(layout.numel as u64 - 1), "")?;
-            }
-            let v = b.build_int_add(idx, self.llvm.context.i32_type().const_int(start as u64, true), "")?;
-            regs.push(v.into());
-        }
-        Ok(regs)
     }
 
     fn addptr(&self, op: Op) -> Result<Regs<'c>> {

@@ -10,3 +10,28 @@ pub const LOG2E: f64 = 1.4426950408889634;
 pub const TWO_OVER_PI: f64 = 0.6366197723675814;
 pub const TWO_OVER_SQRT_PI: f64 = 1.1283791670955126;
 pub const SQRT_HALF: f64 = 0.7071067811865476;
+pub const TWO_OVER_PI_BITS: [u64; 21] = [
+    0x0000000000000000,
+    0xa2f9836e4e441529,
+    0xfc2757d1f534ddc0,
+    0xdb6295993c439041,
+    0xfe5163abdebbc561,
+    0xb7246e3a424dd2e0,
+    0x06492eea09d1921c,
+    0xfe1deb1cb129a73e,
+    0xe88235f52ebb4484,
+    0xe99c7026b45f7e41,
+    0x3991d639835339f4,
+    0x9c845f8bbdf9283b,
+    0x1ff897ffde05980f,
+    0xef2f118b5a0a6d1f,
+    0x6d367ecf27cb09b7,
+    0x4f463f669e5fea2d,
+    0x7527bac7ebe5f17b,
+    0x3d0739f78a5292ea,
+    0x6bfb5fb11f8d5d08,
+    0x56033046fc7b6bab,
+    0xf0cfbc209af4361d,
+];
+pub const PIO2_D_HI: f64 = 1.5707963267948966;
+pub const PIO2_D_LO: f64 = 6.123233995736766e-17;

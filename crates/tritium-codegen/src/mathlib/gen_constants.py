@@ -47,3 +47,34 @@ print(f"pub const LOG2E: f64 = {float(1 / LN2)!r};")
 print(f"pub const TWO_OVER_PI: f64 = {float(2 / P)!r};")
 print(f"pub const TWO_OVER_SQRT_PI: f64 = {float(2 / P.sqrt())!r};")
 print(f"pub const SQRT_HALF: f64 = {float(Decimal(0.5).sqrt())!r};")
+
+
+def two_over_pi_words(words: int, pad_words: int = 1) -> list[int]:
+    """Bits of 2/pi after the binary point, 64 per word (most significant bit
+    first), behind `pad_words` zero words (sin/cos's Payne-Hanek reduction
+    reads a window that starts up to 64 bits before the first bit)."""
+    bits = 64 * (words - pad_words)
+    guard = 64
+    scale = 1 << (bits + guard)
+
+    def atan_inv_fixed(n: int) -> int:  # atan(1/n) * scale, exact to a few units
+        total, term, k, sign, n2 = 0, scale // n, 1, 1, n * n
+        while term:
+            total += sign * (term // k)
+            term //= n2
+            k += 2
+            sign = -sign
+        return total
+    pi_fixed = 16 * atan_inv_fixed(5) - 4 * atan_inv_fixed(239)
+    frac = ((2 * scale * scale) // pi_fixed) >> guard  # floor(2/pi * 2^bits); 2/pi < 1
+    return [0] * pad_words + [(frac >> (64 * (words - pad_words - 1 - i))) & (2**64 - 1)
+                              for i in range(words - pad_words)]
+
+
+TWO_OVER_PI_WORDS = 21
+print(f"pub const TWO_OVER_PI_BITS: [u64; {TWO_OVER_PI_WORDS}] = [")
+for w in two_over_pi_words(TWO_OVER_PI_WORDS):
+    print(f"    {w:#018x},")
+print("];")
+print(f"pub const PIO2_D_HI: f64 = {float(P / 2)!r};")
+print(f"pub const PIO2_D_LO: f64 = {float(P / 2 - Decimal(float(P / 2)))!r};")

@@ -6,6 +6,7 @@
 #[allow(dead_code)]
 mod constants;
 mod erfc_coeffs;
+mod trig_reduce;
 
 use inkwell::module::Linkage;
 use inkwell::types::{FloatType, IntType};
@@ -245,32 +246,69 @@ impl<'a, 'c> E<'a, 'c> {
     }
 
     /// Reduces by pi/2 (three-part Cody-Waite in f64, exact products while
-    /// k < 2^20), then Taylor polynomials on [-pi/4, pi/4] in the value's width.
+    /// k < 2^20; Payne-Hanek out of line for |x| >= 2^20, see trig_reduce.rs),
+    /// then Taylor polynomials on [-pi/4, pi/4] in the value's width.
     fn sincos(&self, x: F<'c>, cos: bool) -> Result<F<'c>> {
         let b = &self.llvm.builder;
-        let dt = self.llvm.context.f64_type();
-        let d = E { llvm: self.llvm, ft: dt, it: self.llvm.context.i64_type(), is64: true };
+        let cx = self.llvm.context;
+        let dt = cx.f64_type();
+        let i32t = cx.i32_type();
+        let d = E { llvm: self.llvm, ft: dt, it: cx.i64_type(), is64: true };
         let xd = if self.is64 { x } else { b.build_float_ext(x, dt, "")? };
-        let finite = d.cmp(FloatPredicate::OLT, d.intr("llvm.fabs", &[xd])?, d.c(f64::INFINITY))?;
+        let ax = d.intr("llvm.fabs", &[xd])?;
+        let finite = d.cmp(FloatPredicate::OLT, ax, d.c(f64::INFINITY))?;
         let xd = d.sel(finite, xd, d.c(0.0))?;
+        let huge = d.cmp(FloatPredicate::OGE, ax, d.c(trig_reduce::HUGE))?;
+        let huge = b.build_and(huge, finite, "")?;
+        let func = b
+            .get_insert_block()
+            .and_then(|bb| bb.get_parent())
+            .ok_or_else(|| CodegenError::Llvm("sincos outside a function".into()))?;
+        let (fast_bb, slow_bb, join_bb) =
+            (cx.append_basic_block(func, "fast"), cx.append_basic_block(func, "huge"), cx.append_basic_block(func, "reduced"));
+        b.build_conditional_branch(huge, slow_bb, fast_bb)?;
+
+        b.position_at_end(fast_bb);
         let k = d.intr("llvm.rint", &[d.mul(xd, d.c(TWO_OVER_PI))?])?;
         let nk = b.build_float_neg(k, "")?;
-        let r = d.fma(nk, d.c(PIO2_HI), xd)?;
-        let r = d.fma(nk, d.c(PIO2_MID), r)?;
-        let r = d.fma(nk, d.c(PIO2_LO), r)?;
+        let r_fast = d.fma(nk, d.c(PIO2_HI), xd)?;
+        let r_fast = d.fma(nk, d.c(PIO2_MID), r_fast)?;
+        let r_fast = d.fma(nk, d.c(PIO2_LO), r_fast)?;
         // quadrant = k mod 4, exact for any k (k*0.25 and floor are exact)
         let q = d.sub(k, d.mul(d.intr("llvm.floor", &[d.mul(k, d.c(0.25))?])?, d.c(4.0))?)?;
-        let qi = b.build_float_to_signed_int(q, self.llvm.context.i32_type(), "")?;
-        let qi = if cos { b.build_int_add(qi, self.llvm.context.i32_type().const_int(1, false), "")? } else { qi };
+        let q_fast = b.build_float_to_signed_int(q, i32t, "")?;
+        b.build_unconditional_branch(join_bb)?;
+
+        b.position_at_end(slow_bb);
+        let slow = trig_reduce::rem_pio2_large(self.llvm)?;
+        let pair = b
+            .build_call(slow, &[xd.into()], "")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| CodegenError::Llvm("rem_pio2 returns nothing".into()))?
+            .into_struct_value();
+        let r_slow = b.build_extract_value(pair, 0, "")?.into_float_value();
+        let q_slow = b.build_extract_value(pair, 1, "")?.into_int_value();
+        b.build_unconditional_branch(join_bb)?;
+
+        b.position_at_end(join_bb);
+        let r_phi = b.build_phi(dt, "")?;
+        r_phi.add_incoming(&[(&r_fast, fast_bb), (&r_slow, slow_bb)]);
+        let q_phi = b.build_phi(i32t, "")?;
+        q_phi.add_incoming(&[(&q_fast, fast_bb), (&q_slow, slow_bb)]);
+        let r = r_phi.as_basic_value().into_float_value();
+        let qi = q_phi.as_basic_value().into_int_value();
+        let qi = if cos { b.build_int_add(qi, i32t.const_int(1, false), "")? } else { qi };
         let r = if self.is64 { r } else { b.build_float_trunc(r, self.ft, "")? };
         let z = self.mul(r, r)?;
         let sin_r = self.mul(r, self.horner(z, &sin_coeffs(self.is64))?)?;
         let cos_r = self.horner(z, &cos_coeffs(self.is64))?;
-        let i32t = self.llvm.context.i32_type();
         let odd = b.build_int_compare(IntPredicate::NE, b.build_and(qi, i32t.const_int(1, false), "")?, i32t.const_zero(), "")?;
         let neg = b.build_int_compare(IntPredicate::NE, b.build_and(qi, i32t.const_int(2, false), "")?, i32t.const_zero(), "")?;
         let v = self.sel(odd, cos_r, sin_r)?;
         let v = self.sel(neg, b.build_float_neg(v, "")?, v)?;
+        // sin(-0) = -0: the reduction's fma chain turns -0 into +0
+        let v = if cos { v } else { self.sel(self.cmp(FloatPredicate::OEQ, x, self.c(0.0))?, x, v)? };
         let finite = self.cmp(FloatPredicate::OLT, self.intr("llvm.fabs", &[x])?, self.c(f64::INFINITY))?;
         self.sel(finite, v, self.c(f64::NAN))
     }

@@ -1,0 +1,184 @@
+//! Barriers for shared memory, decided by `tritium_analysis::membar`. While a
+//! function is lowered, every barrier is emitted and recorded in an access
+//! trace (scratch writes and reads, loops, branches, calls): the one before a
+//! scratch op's writes is a *candidate*, the one between its writes and reads
+//! always stays. Once the function (or, with calls, the module's allocation)
+//! is done, membar says which candidates are needed and the others are erased.
+use std::collections::HashMap;
+
+use inkwell::values::InstructionValue;
+use tritium_analysis::{analyze, Access, CandidateId, MembarOptions, Node, Summary};
+use tritium_ir::{Func, Op};
+
+use super::Lowering;
+use crate::error::{CodegenError, Result};
+
+/// One function's trace and its candidate barriers' instructions.
+pub(crate) struct BarrierTrace<'c> {
+    /// Open sequences: the function's, then one per enclosing region.
+    frames: Vec<Vec<Node>>,
+    candidates: Vec<InstructionValue<'c>>,
+    /// Call sites in trace order; a traced `Call`'s `base` indexes this
+    /// until the sites' offsets are known (`with_bases`).
+    call_sites: Vec<Op>,
+    /// Set once membar ran and the unneeded candidates were erased.
+    pub summary: Option<Summary>,
+}
+
+impl Default for BarrierTrace<'_> {
+    fn default() -> Self {
+        BarrierTrace { frames: vec![Vec::new()], candidates: Vec::new(), call_sites: Vec::new(), summary: None }
+    }
+}
+
+impl<'c> BarrierTrace<'c> {
+
+    fn push(&mut self, node: Node) {
+        self.frames.last_mut().expect("the function's frame is never popped").push(node);
+    }
+
+    fn trace(&self) -> &[Node] {
+        &self.frames[0]
+    }
+
+    pub fn has_calls(&self) -> bool {
+        !self.call_sites.is_empty()
+    }
+
+    /// Runs membar on this function and erases the candidates it does not
+    /// need; `base_of(site)` is each call site's offset in this function's space.
+    pub fn decide(
+        &mut self,
+        summaries: &HashMap<Func, Summary>,
+        base_of: impl Fn(Op) -> u32,
+        options: MembarOptions,
+    ) -> Result<Summary> {
+        if self.frames.len() != 1 {
+            return Err(CodegenError::Llvm("membar: a region's trace was left open".into()));
+        }
+        let bases: Vec<u32> = self.call_sites.iter().map(|&op| base_of(op)).collect();
+        let trace = with_bases(self.trace(), &bases);
+        let result = analyze(&trace, summaries, options).map_err(|e| CodegenError::Llvm(format!("membar: {e}")))?;
+        for (i, inst) in self.candidates.iter().enumerate() {
+            if !result.needed.contains(&CandidateId(i as u32)) {
+                inst.erase_from_basic_block();
+            }
+        }
+        self.candidates.clear();
+        self.summary = Some(result.summary.clone());
+        Ok(result.summary)
+    }
+}
+
+fn with_bases(nodes: &[Node], bases: &[u32]) -> Vec<Node> {
+    nodes
+        .iter()
+        .map(|n| match n {
+            Node::Call { callee, base } => Node::Call { callee: *callee, base: bases[*base as usize] },
+            Node::Loop(body) => Node::Loop(with_bases(body, bases)),
+            Node::If(t, e) => Node::If(with_bases(t, bases), with_bases(e, bases)),
+            other => other.clone(),
+        })
+        .collect()
+}
+
+impl<'a, 'c> Lowering<'a, 'c> {
+    /// Emits a block-wide barrier and returns its instruction.
+    fn emit_barrier(&self) -> Result<InstructionValue<'c>> {
+        self.target.barrier(self.llvm)?;
+        self.llvm
+            .builder
+            .get_insert_block()
+            .and_then(|b| b.get_last_instruction())
+            .ok_or_else(|| CodegenError::Llvm("barrier instruction not found".into()))
+    }
+
+    /// A barrier membar may erase (before a scratch op's writes or a call).
+    pub(super) fn smem_candidate_barrier(&mut self) -> Result<()> {
+        let inst = self.emit_barrier()?;
+        let t = &mut self.smem.barriers;
+        let id = CandidateId(t.candidates.len() as u32);
+        t.candidates.push(inst);
+        t.push(Node::Barrier(Some(id)));
+        Ok(())
+    }
+
+    /// A barrier that always stays (a scratch op's writes → reads, `debug_barrier`).
+    pub(super) fn smem_fixed_barrier(&mut self) -> Result<()> {
+        self.emit_barrier()?;
+        self.smem.barriers.push(Node::Barrier(None));
+        Ok(())
+    }
+
+    /// Records an access of this function's shared bytes `[lo, hi)`.
+    pub(super) fn smem_access(&mut self, access: Access) {
+        self.smem.barriers.push(Node::Access(access));
+    }
+
+    /// Before a call to `callee` at `site`: a candidate barrier (kept when the
+    /// caller's pending accesses overlap the callee's first ones) and the call
+    /// in the trace; the caller's next scratch write gets its own candidate.
+    pub(crate) fn smem_call(&mut self, callee: Func, site: Op) -> Result<()> {
+        self.smem_candidate_barrier()?;
+        let t = &mut self.smem.barriers;
+        t.push(Node::Call { callee, base: t.call_sites.len() as u32 });
+        t.call_sites.push(site);
+        Ok(())
+    }
+
+    /// Opens the trace of a region (a loop body, a branch).
+    pub(super) fn smem_enter(&mut self) {
+        self.smem.barriers.frames.push(Vec::new());
+    }
+
+    /// Closes the innermost region's trace and returns it.
+    pub(super) fn smem_leave(&mut self) -> Result<Vec<Node>> {
+        let t = &mut self.smem.barriers;
+        if t.frames.len() < 2 {
+            return Err(CodegenError::Llvm("membar: region trace closed twice".into()));
+        }
+        Ok(t.frames.pop().expect("checked above"))
+    }
+
+    pub(super) fn smem_record(&mut self, node: Node) {
+        self.smem.barriers.push(node);
+    }
+
+    /// At the end of a function's lowering: a function without calls is
+    /// decided now; one with calls waits for the module's allocation
+    /// (`decide` with its call sites' offsets), its candidates kept until then.
+    pub(super) fn smem_finish(&mut self) -> Result<()> {
+        if !self.smem.barriers.has_calls() {
+            self.smem.barriers.decide(&HashMap::new(), |_| 0, MembarOptions::default())?;
+        }
+        Ok(())
+    }
+
+    /// This function's trace, for module-level membar after allocation.
+    pub(crate) fn take_barrier_trace(&mut self) -> BarrierTrace<'c> {
+        std::mem::take(&mut self.smem.barriers)
+    }
+}
+
+/// Module-level membar, callees first: decides every function whose trace has
+/// calls, once `offset(func, site)` (each call site's virtual offset) is
+/// known. `traces` holds every lowered function; those decided at lowering
+/// already carry their summary.
+pub(crate) fn insert_barriers(
+    post_order: &[Func],
+    traces: &mut HashMap<Func, BarrierTrace<'_>>,
+    offset: impl Fn(Func, Op) -> u32,
+    cross_call_barriers: bool,
+) -> Result<HashMap<Func, Summary>> {
+    let options = MembarOptions { cross_call_barriers };
+    let mut summaries = HashMap::new();
+    for &f in post_order {
+        let Some(t) = traces.get_mut(&f) else { continue };
+        let summary = match &t.summary {
+            Some(s) => s.clone(),
+            None => t.decide(&summaries, |op| offset(f, op), options)?,
+        };
+        summaries.insert(f, summary);
+    }
+    Ok(summaries)
+}

@@ -1,0 +1,287 @@
+//! Functions and calls: a kernel becomes a PTX `.entry`; a noinline function
+//! an internal LLVM function marked `noinline` (a PTX `.func`, reached with
+//! `call.uni`). A tensor crosses a call as the registers the calling thread
+//! owns under the callee's canonical layout for its rank (the caller converts
+//! first when its value is held otherwise); results come back the same way in
+//! one struct return. Every function takes its shared-memory base as a last
+//! i32 argument: its scratch lives at `base + offset`, and a call passes
+//! `base + virtual offset of the call site` (see `tritium_analysis::allocation`).
+use std::collections::HashMap;
+
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::module::Linkage;
+use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, GlobalValue, IntValue};
+use tritium_analysis::BufferRequest;
+use tritium_ir::{Attr, Func, Module, Op};
+
+use super::{llvm_scalar_type, Lowering, Regs};
+use crate::error::{CodegenError, Result};
+use crate::layout::BlockedLayout;
+use crate::llvm::Llvm;
+use crate::target::{Axis, Target};
+
+/// How one function was lowered: what its callers need (signature, layouts,
+/// whether it touches shared memory) and what module allocation needs.
+pub struct FunctionInfo<'c> {
+    pub function: FunctionValue<'c>,
+    /// Per IR argument: its layout when it is a tensor.
+    pub arg_layouts: Vec<Option<BlockedLayout>>,
+    pub result_layouts: Vec<Option<BlockedLayout>>,
+    /// Scratch requests in lowering order, each at its own position among
+    /// the function's scratch uses and calls.
+    pub requests: Vec<BufferRequest>,
+    /// Per call site: (op, position, the global holding its virtual offset).
+    pub calls: Vec<(Op, u32, GlobalValue<'c>)>,
+    /// Shared memory of the function with its callees' (upper bound before
+    /// module allocation: what decides whether calls need barriers).
+    pub uses_shared: bool,
+    /// Shared-memory accesses and candidate barriers; functions with calls
+    /// are decided by membar once the module's allocation is known.
+    pub(crate) barriers: super::barriers::BarrierTrace<'c>,
+}
+
+/// What the function walk carries besides `Lowering`'s per-op state.
+pub(crate) struct CallState<'a, 'c> {
+    pub callees: &'a HashMap<Func, FunctionInfo<'c>>,
+    pub sites: Vec<(Op, u32, GlobalValue<'c>)>,
+    pub callee_uses_shared: bool,
+}
+
+/// Lowers function `func_id` of `module` into `llvm.module`, launched with
+/// `num_warps` warps. Callees must already be in `callees` (callees first).
+pub fn lower_function<'c>(
+    llvm: &Llvm<'c>,
+    target: &dyn Target,
+    module: &Module,
+    func_id: Func,
+    num_warps: u32,
+    callees: &HashMap<Func, FunctionInfo<'c>>,
+    facts: tritium_analysis::FuncAxisInfo,
+) -> Result<FunctionInfo<'c>> {
+    let func = &module.funcs[func_id];
+    let unsupported = |reason: String| CodegenError::Unsupported {
+        op: "func".to_string(),
+        loc: Default::default(),
+        target: target.name(),
+        reason,
+    };
+    if func.kernel && !func.results.is_empty() {
+        return Err(unsupported(format!("kernel @{} returns values", func.name)));
+    }
+    let access_bytes = super::memory::widest_access_bytes(module, func, &facts, target.max_access_bytes());
+    let layouts = tritium_transforms::assign_layouts(module, func, num_warps, target.warp_size(), access_bytes);
+    let layout_of = |ty| {
+        let dims = module.types.dims(ty);
+        if dims.is_empty() {
+            return Ok(None);
+        }
+        let l = layouts.canonical(dims.len()).and_then(|l| BlockedLayout::new(l, dims));
+        l.map(Some).ok_or_else(|| unsupported(format!("@{}: no layout for a tensor of rank {}", func.name, dims.len())))
+    };
+    let arg_layouts: Vec<Option<BlockedLayout>> = func.args().iter().map(|&a| layout_of(func.value_type(a))).collect::<Result<_>>()?;
+    let result_layouts: Vec<Option<BlockedLayout>> = func.results.iter().map(|&t| layout_of(t)).collect::<Result<_>>()?;
+
+    // parameters: each argument's registers, then (device functions) the shared-memory base
+    let mut params: Vec<BasicMetadataTypeEnum> = Vec::new();
+    for (&arg, layout) in func.args().iter().zip(&arg_layouts) {
+        let ty = func.value_type(arg);
+        if func.kernel && layout.is_some() {
+            return Err(unsupported(format!("kernel @{} has a tensor argument", func.name)));
+        }
+        let elem = llvm_scalar_type(llvm, module, module.types.elem(ty)).map_err(&unsupported)?;
+        let n = layout.as_ref().map_or(1, |l| l.elems_per_thread());
+        params.extend((0..n).map(|_| BasicMetadataTypeEnum::from(elem)));
+    }
+    let name = crate::symbol::symbol_name(&func.name);
+    let f = if func.kernel {
+        let f = llvm.module.add_function(&name, llvm.context.void_type().fn_type(&params, false), None);
+        target.mark_kernel(llvm, f, num_warps * target.warp_size())?;
+        f
+    } else {
+        params.push(llvm.context.i32_type().into());
+        let fn_type = match result_struct(llvm, module, &func.results, &result_layouts).map_err(&unsupported)? {
+            Some(st) => st.fn_type(&params, false),
+            None => llvm.context.void_type().fn_type(&params, false),
+        };
+        let f = llvm.module.add_function(&name, fn_type, Some(Linkage::Internal));
+        let kind = Attribute::get_named_enum_kind_id("noinline");
+        f.add_attribute(AttributeLoc::Function, llvm.context.create_enum_attribute(kind, 0));
+        f
+    };
+    // `entry` only branches to `body`: the barrier a device function may need
+    // before its first shared access is known once the body is lowered
+    let entry = llvm.context.append_basic_block(f, "entry");
+    let body = llvm.context.append_basic_block(f, "body");
+    llvm.builder.position_at_end(body);
+    let tid = target.thread_id(llvm, Axis::X)?;
+    let smem_base = if func.kernel {
+        llvm.context.i32_type().const_zero()
+    } else {
+        f.get_last_param().ok_or_else(|| CodegenError::Llvm("missing shared-memory base".into()))?.into_int_value()
+    };
+    let mut lw = Lowering {
+        llvm,
+        target,
+        module,
+        func_id,
+        func,
+        layouts,
+        native: HashMap::new(),
+        smem: super::convert::SmemState::new(llvm, target, func),
+        facts,
+        values: HashMap::new(),
+        tid,
+        smem_base,
+        calls: CallState { callees, sites: Vec::new(), callee_uses_shared: false },
+    };
+    let mut p = 0u32;
+    for (i, (&arg, layout)) in func.args().iter().zip(&arg_layouts).enumerate() {
+        let n = layout.as_ref().map_or(1, |l| l.elems_per_thread());
+        let mut regs = Regs::with_capacity(n as usize);
+        for _ in 0..n {
+            regs.push(f.get_nth_param(p).ok_or_else(|| CodegenError::Llvm("missing parameter".into()))?);
+            p += 1;
+        }
+        // an integer specialized as equal to 1 is the constant 1 (the launch
+        // still passes it), so LLVM folds `x * stride` to `x`
+        let one = func.arg_attrs.get(i).and_then(|a| a.get("equal_to_1")).and_then(Attr::as_bool) == Some(true);
+        if let (true, [BasicValueEnum::IntValue(v)]) = (one, regs.as_slice()) {
+            regs = vec![v.get_type().const_int(1, false).into()];
+        }
+        lw.values.insert(arg, regs);
+    }
+    for &op in &func.region_block(func.body).ops {
+        lw.lower_op(op)?;
+    }
+    lw.shared_bytes()?;
+    // one position per scratch use and per call, in lowering order (each is
+    // fenced by barriers, so their intervals are single points)
+    let raw = lw.scratch_requests().to_vec();
+    let mut calls = std::mem::take(&mut lw.calls.sites);
+    let mut requests: Vec<BufferRequest> = Vec::with_capacity(raw.len());
+    let mut next_call = 0;
+    for (i, r) in raw.iter().enumerate() {
+        while next_call < calls.len() && calls[next_call].1 as usize <= i {
+            calls[next_call].1 += next_call as u32;
+            next_call += 1;
+        }
+        let at = (i + next_call) as u32;
+        requests.push(BufferRequest { start: at, end: at, ..*r });
+    }
+    for (j, c) in calls.iter_mut().enumerate().skip(next_call) {
+        c.1 += j as u32;
+    }
+    let uses_shared = !requests.is_empty() || lw.calls.callee_uses_shared;
+    let barriers = lw.take_barrier_trace();
+    llvm.builder.position_at_end(entry);
+    llvm.builder.build_unconditional_branch(body)?;
+    Ok(FunctionInfo { function: f, arg_layouts, result_layouts, requests, calls, uses_shared, barriers })
+}
+
+/// The struct a device function returns its results' registers in (None when it returns nothing).
+fn result_struct<'c>(
+    llvm: &Llvm<'c>,
+    module: &Module,
+    results: &[tritium_ir::Type],
+    layouts: &[Option<BlockedLayout>],
+) -> std::result::Result<Option<inkwell::types::StructType<'c>>, String> {
+    if results.is_empty() {
+        return Ok(None);
+    }
+    let mut fields: Vec<BasicTypeEnum<'c>> = Vec::new();
+    for (&ty, l) in results.iter().zip(layouts) {
+        let elem = llvm_scalar_type(llvm, module, module.types.elem(ty))?;
+        fields.extend((0..l.as_ref().map_or(1, |l| l.elems_per_thread())).map(|_| elem));
+    }
+    Ok(Some(llvm.context.struct_type(&fields, false)))
+}
+
+impl<'a, 'c> Lowering<'a, 'c> {
+    /// `call @f(args)`: arguments converted to the callee's layouts, then one
+    /// call with the caller's shared-memory base plus the site's virtual offset.
+    pub(super) fn lower_call(&mut self, op: Op) -> Result<()> {
+        let data = self.op(op);
+        let name = data.attrs.get("callee").and_then(Attr::as_str).unwrap_or("");
+        let callee_id = self.module.func_by_name(name).ok_or_else(|| self.unsupported(op, format!("unknown function @{name}")))?;
+        let callees = self.calls.callees;
+        let info = callees.get(&callee_id).ok_or_else(|| {
+            let why = if self.module.funcs[callee_id].kernel { "a kernel cannot be called" } else { "callee not lowered before its caller" };
+            self.unsupported(op, format!("@{name}: {why}"))
+        })?;
+        let mut args: Vec<BasicMetadataValueEnum<'c>> = Vec::new();
+        for (&v, layout) in data.operands.clone().iter().zip(&info.arg_layouts) {
+            let regs = match layout {
+                Some(l) => self.to_layout(op, v, l)?,
+                None => self.regs(v)?.clone(),
+            };
+            args.extend(regs.into_iter().map(BasicMetadataValueEnum::from));
+        }
+        // the site's virtual offset is known after module allocation: a
+        // constant global filled in then, which LLVM folds into the address
+        let i32t = self.llvm.context.i32_type();
+        let offset = self.llvm.module.add_global(i32t, None, "tritium.voffset");
+        offset.set_linkage(Linkage::Private);
+        offset.set_constant(true);
+        offset.set_initializer(&i32t.const_zero());
+        let b = &self.llvm.builder;
+        let off = b.build_load(i32t, offset.as_pointer_value(), "")?.into_int_value();
+        let base: IntValue<'c> = b.build_int_add(self.smem_base, off, "")?;
+        args.push(base.into());
+        // membar decides, from the callee's summary, whether the candidate
+        // barrier before the call stays (see lower/barriers.rs)
+        self.smem_call(callee_id, op)?;
+        let call = self.llvm.builder.build_call(info.function, &args, "")?;
+        // the number of scratch uses before the call; made a position in `lower_function`
+        let before = self.scratch_requests().len() as u32;
+        self.calls.sites.push((op, before, offset));
+        if info.uses_shared {
+            self.calls.callee_uses_shared = true;
+        }
+        let results = self.op(op).results.clone();
+        if results.is_empty() {
+            return Ok(());
+        }
+        let ret = call.try_as_basic_value().basic().ok_or_else(|| CodegenError::Llvm("call returns no value".into()))?;
+        let ret = ret.into_struct_value();
+        let mut field = 0u32;
+        for (k, (&r, layout)) in results.iter().zip(&info.result_layouts).enumerate() {
+            let n = layout.as_ref().map_or(1, |l| l.elems_per_thread());
+            let mut regs = Regs::with_capacity(n as usize);
+            for _ in 0..n {
+                regs.push(self.llvm.builder.build_extract_value(ret, field, "")?);
+                field += 1;
+            }
+            match layout {
+                Some(l) => self.set_result(op, k, l.clone(), regs)?,
+                None => {
+                    self.values.insert(r, regs);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `return`: nothing from a kernel; a device function's results' registers as one struct.
+    pub(super) fn lower_return(&mut self, op: Op) -> Result<()> {
+        let operands = self.op(op).operands.clone();
+        if self.func.kernel {
+            if !operands.is_empty() {
+                return Err(self.unsupported(op, "kernels return no values"));
+            }
+            self.llvm.builder.build_return(None)?;
+            return Ok(());
+        }
+        if operands.is_empty() {
+            self.llvm.builder.build_return(None)?;
+            return Ok(());
+        }
+        let mut fields: Vec<BasicValueEnum<'c>> = Vec::new();
+        for &v in &operands {
+            // terminator operands are kept in canonical registers (see convert.rs)
+            fields.extend(self.regs(v)?.iter().copied());
+        }
+        self.llvm.builder.build_aggregate_return(&fields)?;
+        Ok(())
+    }
+}

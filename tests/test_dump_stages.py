@@ -1,0 +1,66 @@
+"""`tritium.compile(..., dump_stages=True)` and `--dump-stages`: the tile IR
+after the frontend and after each pass (fold, canonicalize, cse, dce), and the
+passes' effect on a kernel with a stride specialized to 1."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import tritium
+import tritium.language as tl
+
+
+@tritium.jit
+def strided_copy(x_ptr, y_ptr, stride, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs * stride, tl.load(x_ptr + offs * stride) * (2.0 * 3.0))
+
+
+def _stages(attrs=None):
+    k = tritium.compile(strided_copy, signature="x_ptr=*fp32,y_ptr=*fp32,stride=i32",
+                        constexprs={"BLOCK": 128}, attrs=attrs, dump_stages=True)
+    return k, dict(k.asm["stages"]), [s for s, _ in k.asm["stages"]]
+
+
+def test_stages_in_order_and_first_is_frontend_ir():
+    k, stages, names = _stages()
+    assert names[:5] == ["frontend", "fold", "canonicalize", "cse", "dce"]
+    assert stages["frontend"] == k.asm["ir"]
+    assert all(t.startswith("func @strided_copy") for t in stages.values())
+
+
+def test_equal_to_1_multiply_leaves_the_tile_ir():
+    _, stages, names = _stages(attrs={"equal_to_1": ["stride"]})
+    final = stages[names[-1]]
+    assert '"mul"(' in stages["frontend"]
+    # the only multiply left is program_id * BLOCK: the stride multiplies folded away
+    assert final.count('"mul"(') < stages["frontend"].count('"mul"(')
+    assert "equal_to_1 = true" in final
+
+
+def test_stages_are_not_cached_files():
+    k, _, _ = _stages()
+    assert not any("stages" in name for name in k.to_files())
+
+
+def test_cli_dump_stages(tmp_path):
+    src = tmp_path / "kern.py"
+    src.write_text(textwrap.dedent('''
+        import tritium
+        import tritium.language as tl
+
+        @tritium.jit
+        def scale(x_ptr, n, s, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            m = offs < n
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) * s, mask=m)
+    '''))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    r = subprocess.run([sys.executable, "-m", "tritium.compile", f"{src}:scale", "--signature",
+                        "x_ptr=*fp32,n=i32,s=fp32", "--constexprs", "BLOCK=512", "--dump-stages"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    titles = [line for line in r.stdout.splitlines() if line.startswith("// ----- ")]
+    assert titles[:5] == [f"// ----- {t} -----" for t in
+                          ("ir", "ir after fold", "ir after canonicalize", "ir after cse", "ir after dce")]
+    assert titles[-3:] == ["// ----- llir -----", "// ----- ptx -----", "// ----- metadata -----"]
