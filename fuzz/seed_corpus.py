@@ -31,15 +31,15 @@ sys.path.insert(0, str(HERE))
 
 def kernel_inputs() -> list[tuple[str, bytes, str]]:
     """(name, binary IR, IR text) for each seed kernel, verified. Locations name
-    the kernel file relative to the repository, so outputs do not depend on
-    where the checkout lives."""
+    the kernel files (fuzz/seed_kernels.py, tests/kernels/) relative to the
+    repository, so outputs do not depend on where the checkout lives."""
     from tritium import _core
     import seed_kernels
 
     out = []
     for seed in seed_kernels.SEEDS:
         data = seed.fn.compile_ir(signature=seed.signature, constexprs=seed.constexprs)
-        text = _core.to_text(data).replace(str(HERE / "seed_kernels.py"), "fuzz/seed_kernels.py")
+        text = _core.to_text(data).replace(f'loc("{ROOT}/', 'loc("')
         data = bytes(_core.parse_text(text))
         _core.verify(data)
         out.append((seed.name, data, text))

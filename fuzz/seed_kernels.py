@@ -1,58 +1,25 @@
 """Kernels whose IR seeds the fuzzers: one per feature family of the tile IR
 (memory, reductions, scans, dot, control flow, calls, shape ops, atomics,
-debug ops), so mutation starts from every op kind the frontend emits."""
+debug ops), so mutation starts from every op kind the frontend emits. The
+tutorial kernels (vector add, softmax, layer norm, matmul, a noinline call)
+come from tests/kernels/, their one home; the rest are fuzz-only."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import tritium as triton
 import tritium.language as tl
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-@triton.jit
-def vector_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
-
-
-@triton.jit
-def softmax(out_ptr, in_ptr, stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(in_ptr + row * stride + cols, mask=mask, other=-float("inf"))
-    num = tl.exp(x - tl.max(x, axis=0))
-    tl.store(out_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=mask)
-
-
-@triton.jit
-def layer_norm(x_ptr, y_ptr, w_ptr, b_ptr, stride, n_cols, eps, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    mean = tl.sum(x, axis=0) / n_cols
-    diff = tl.where(mask, x - mean, 0.0)
-    rstd = 1 / tl.sqrt(tl.sum(diff * diff, axis=0) / n_cols + eps)
-    w = tl.load(w_ptr + cols, mask=mask)
-    b = tl.load(b_ptr + cols, mask=mask)
-    tl.store(y_ptr + row * stride + cols, diff * rstd * w + b, mask=mask)
-
-
-@triton.jit
-def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.program_id(0) * BM + tl.arange(0, BM)
-    rn = tl.program_id(1) * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = tl.load(a_ptr + rm[:, None] * K + (k * BK + rk)[None, :])
-        b = tl.load(b_ptr + (k * BK + rk)[:, None] * N + rn[None, :])
-        acc = tl.dot(a, b, acc)
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty),
-             mask=(rm[:, None] < M) & (rn[None, :] < N))
+from kernels.calls import noinline_call  # noqa: E402
+from kernels.layer_norm import layer_norm_fwd_kernel  # noqa: E402
+from kernels.matmul import matmul_kernel  # noqa: E402
+from kernels.softmax import softmax_kernel  # noqa: E402
+from kernels.vector_add import add_kernel  # noqa: E402
 
 
 @triton.jit
@@ -91,19 +58,6 @@ def scans(x_ptr, out_ptr, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs)
     tl.store(out_ptr + offs, tl.cumsum(x, axis=0))
     tl.store(out_ptr + BLOCK + offs, tl.cumprod(x, axis=0, reverse=True))
-
-
-@triton.jit(noinline=True)
-def scaled_tanh(x, scale):
-    e = tl.exp(-2.0 * x * scale)
-    return (1.0 - e) / (1.0 + e)
-
-
-@triton.jit
-def noinline_call(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, scaled_tanh(tl.load(x_ptr + offs, mask=mask, other=0.0), scale), mask=mask)
 
 
 @triton.jit
@@ -162,14 +116,18 @@ class Seed:
 
 
 SEEDS = [
-    Seed("vector_add_f32", vector_add, "*fp32 *fp32 *fp32 i32", {"BLOCK": 1024}),
-    Seed("vector_add_f16", vector_add, "*fp16 *fp16 *fp16 i64", {"BLOCK": 128}),
-    Seed("vector_add_i8", vector_add, "*i8 *i8 *i8 i32", {"BLOCK": 16}),
-    Seed("softmax_f32", softmax, "*fp32 *fp32 i32 i32", {"BLOCK": 256}),
-    Seed("softmax_bf16", softmax, "*bf16 *bf16 i32 i32", {"BLOCK": 64}),
-    Seed("layer_norm_f32", layer_norm, "*fp32 *fp32 *fp32 *fp32 i32 i32 fp32", {"BLOCK": 512}),
-    Seed("matmul_f16", matmul, "*fp16 *fp16 *fp16 i32 i32 i32", {"BM": 64, "BN": 64, "BK": 32}),
-    Seed("matmul_f32", matmul, "*fp32 *fp32 *fp32 i32 i32 i32", {"BM": 16, "BN": 32, "BK": 16}),
+    Seed("vector_add_f32", add_kernel, "*fp32 *fp32 *fp32 i32", {"BLOCK_SIZE": 1024}),
+    Seed("vector_add_f16", add_kernel, "*fp16 *fp16 *fp16 i64", {"BLOCK_SIZE": 128}),
+    Seed("vector_add_i8", add_kernel, "*i8 *i8 *i8 i32", {"BLOCK_SIZE": 16}),
+    Seed("softmax_f32", softmax_kernel, "*fp32 *fp32 i32 i32 i32", {"BLOCK_SIZE": 256}),
+    Seed("softmax_bf16", softmax_kernel, "*bf16 *bf16 i32 i32 i32", {"BLOCK_SIZE": 64}),
+    Seed("layer_norm_f32", layer_norm_fwd_kernel, "*fp32 *fp32 *fp32 *fp32 *fp32 *fp32 i32 i32 fp32",
+         {"BLOCK_SIZE": 512}),
+    Seed("matmul_f16", matmul_kernel, "*fp16 *fp16 *fp16 " + " ".join(["i32"] * 9),
+         {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8,
+          "ACTIVATION": "leaky_relu"}),
+    Seed("matmul_f32", matmul_kernel, "*fp32 *fp32 *fp32 " + " ".join(["i32"] * 9),
+         {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 16, "GROUP_SIZE_M": 1, "ACTIVATION": ""}),
     Seed("control_flow_i32", control_flow, "*i32 *i32 i32 i32", {"BLOCK": 32}),
     Seed("control_flow_i64", control_flow, "*i64 *i64 i32 i32", {"BLOCK": 8}),
     Seed("reductions_f32", reductions, "*fp32 *fp32", {"BLOCK_M": 16, "BLOCK_N": 32}),

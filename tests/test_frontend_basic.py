@@ -6,22 +6,13 @@ import tritium as triton
 import tritium.language as tl
 from tritium import _core
 from ir_util import ir_text, ops
+from kernels.vector_add import add_kernel
 
 GLOBAL_BLOCK = tl.constexpr(64)
 
 
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    tl.store(out_ptr + offs, x + y, mask=mask)
-
-
 def test_vector_add_ir():
-    text = ir_text(add_kernel, "*fp32 *fp32 *fp32 i32", BLOCK=128)
+    text = ir_text(add_kernel, "*fp32 *fp32 *fp32 i32", BLOCK_SIZE=128)
     assert "func @add_kernel(%0: ptr<f32>, %1: ptr<f32>, %2: ptr<f32>, %3: i32) attributes {kernel}" in text
     assert '"arange"() {end = 128, start = 0}' in text
     assert ops(text, "load") == 2 and ops(text, "store") == 1 and ops(text, "addptr") == 3
@@ -30,16 +21,17 @@ def test_vector_add_ir():
 
 def test_locations_are_file_lines():
     import inspect
-    text = ir_text(add_kernel, "*fp16 *fp16 *fp16 i32", BLOCK=32)
+    text = ir_text(add_kernel, "*fp16 *fp16 *fp16 i32", BLOCK_SIZE=32)
     first = inspect.getsourcelines(add_kernel.fn)[1]
-    # `pid = tl.program_id(0)` is the third line of the decorated source
-    assert f'{__file__}":{first + 2}:10)' in text.replace("loc(\"", "")
+    # `pid = tl.program_id(axis=0)` is the third line of the decorated source
+    path = inspect.getsourcefile(add_kernel.fn)
+    assert f'{path}":{first + 2}:10)' in text.replace("loc(\"", "")
 
 
 def test_compile_from_example_args():
     import numpy as np
     x = np.zeros(16, dtype=np.float16)
-    data = add_kernel.compile_ir(x, x, x, 16, BLOCK=16)
+    data = add_kernel.compile_ir(x, x, x, 16, BLOCK_SIZE=16)
     text = _core.to_text(data)
     assert "%0: ptr<f16>" in text and "%3: i32" in text
 
@@ -47,7 +39,7 @@ def test_compile_from_example_args():
 def test_int_args_typed_by_value():
     import numpy as np
     x = np.zeros(4, dtype=np.float32)
-    text = _core.to_text(add_kernel.compile_ir(x, x, x, 2 ** 40, BLOCK=4))
+    text = _core.to_text(add_kernel.compile_ir(x, x, x, 2 ** 40, BLOCK_SIZE=4))
     assert "%3: i64" in text
 
 
@@ -170,7 +162,7 @@ def test_signature_dict_and_defaults():
 
 
 def test_encoder_tables_and_header():
-    data = add_kernel.compile_ir(signature="*fp32 *fp32 *fp32 i32", constexprs={"BLOCK": 128})
+    data = add_kernel.compile_ir(signature="*fp32 *fp32 *fp32 i32", constexprs={"BLOCK_SIZE": 128})
     assert data[:4] == b"TRIR" and data[4] == _core.FORMAT_VERSION
     # the Rust codec decodes exactly what we encoded
     assert _core.to_text(_core.roundtrip(data)) == _core.to_text(data)

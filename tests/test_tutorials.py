@@ -20,7 +20,8 @@ import pytest
 import tritium as triton
 from tritium import _core
 
-from kernels.vector_add import add_kernel, axpy_kernel
+from kernels.axpy import axpy_kernel
+from kernels.vector_add import add_kernel
 from kernels.softmax import persistent_softmax_kernel, softmax_kernel
 from kernels.layer_norm import layer_norm_bwd_dwdb_kernel, layer_norm_bwd_dx_kernel, layer_norm_fwd_kernel
 from kernels.matmul import matmul_autotuned, matmul_kernel

@@ -1,6 +1,7 @@
 """Writes the fixed kernels that the compile-time benches run on: each kernel
-of defs.py is compiled by tritium's frontend, verified, and saved as IR text
-in benches/kernels/<name>.tir (checked in, so `cargo bench` needs no Python).
+of defs.py (defined in tests/kernels/) is compiled by tritium's frontend,
+verified, and saved as IR text in benches/kernels/<name>.tir (checked in, so
+`cargo bench` needs no Python).
 Re-run after a frontend or IR change, from the repository root:
 
     .venv/bin/python benches/kernels/gen.py          # rewrite the .tir files
@@ -15,9 +16,9 @@ from types import ModuleType
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-# Locations name defs.py relative to the repository root, so the .tir files do
-# not depend on where the checkout lives.
-LOC_FILE = "benches/kernels/defs.py"
+# Locations name kernel files relative to the repository root, so the .tir
+# files do not depend on where the checkout lives.
+LOC_PREFIX = f'loc("{ROOT}/'
 
 
 def load_defs_with_tritium() -> ModuleType:
@@ -38,7 +39,7 @@ def kernel_text(spec) -> str:
     from tritium import _core
     data = spec.fn.compile_ir(signature=spec.signature, constexprs=spec.constexprs)
     _core.verify(data)
-    text = _core.to_text(data).replace(f'loc("{HERE / "defs.py"}"', f'loc("{LOC_FILE}"')
+    text = _core.to_text(data).replace(LOC_PREFIX, 'loc("')
     # what is written must parse, verify and print back unchanged
     again = _core.parse_text(text)
     _core.verify(again)

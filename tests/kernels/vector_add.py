@@ -1,5 +1,6 @@
 """Vector add, the first tutorial: one block of elements per program, the
-last block masked. `axpy_kernel` asks for the interpreter in its decorator."""
+last block masked. The compile-time benches measure `add_kernel` too
+(benches/kernels/defs.py)."""
 import tritium as triton
 import tritium.language as tl
 
@@ -12,12 +13,3 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     x = tl.load(x_ptr + offsets, mask=in_bounds)
     y = tl.load(y_ptr + offsets, mask=in_bounds)
     tl.store(out_ptr + offsets, x + y, mask=in_bounds)
-
-
-@triton.jit(interpret=True)
-def axpy_kernel(x_ptr, y_ptr, alpha, n_elements, BLOCK_SIZE: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    in_bounds = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=in_bounds)
-    y = tl.load(y_ptr + offsets, mask=in_bounds)
-    tl.store(y_ptr + offsets, alpha * x + y, mask=in_bounds)

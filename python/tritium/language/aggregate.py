@@ -12,6 +12,7 @@ import typing
 from typing import Any, Callable
 
 from . import core, semantic
+from .builder import current_builder
 from .dtypes import dtype
 
 _serial = itertools.count(1)
@@ -195,7 +196,28 @@ def _setattr(self: Any, name: str, value: Any) -> None:
     if f is None:
         raise AttributeError(f"aggregate '{type(self).__name__}' has no field '{name}' "
                              f"(fields: {', '.join(fields) or 'none'})")
-    self.__dict__[name] = f.check(value)
+    value = f.check(value)
+    if f.is_constexpr and name in self.__dict__ and _interpreting() \
+            and not _same_constexpr(self.__dict__[name], value):
+        # the compiler refuses this inside a runtime loop or branch; so must the interpreter
+        from ..interpreter.regions import check_constexpr_change
+        check_constexpr_change(self, name, self.__dict__[name], value)
+    self.__dict__[name] = value
+
+
+def _interpreting() -> bool:
+    try:
+        return bool(getattr(current_builder(), "is_interpreter", False))
+    except RuntimeError:  # no kernel running: a host-side object
+        return False
+
+
+def _same_constexpr(a: Any, b: Any) -> bool:
+    a, b = core._unwrap(a), core._unwrap(b)
+    try:
+        return a is b or (type(a) is type(b) and bool(a == b))
+    except Exception:
+        return False
 
 
 def _getattr(self: Any, name: str) -> Any:
@@ -221,6 +243,9 @@ def _make_init(cls: type, user_init: Any) -> Callable:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.__dict__["_tritium_serial"] = next(_serial)
+        if _interpreting():
+            from ..interpreter.regions import creation_site
+            self.__dict__["_tritium_made_in"] = creation_site()
         if user_init is not None:
             user_init(self, *args, **kwargs)
         else:
