@@ -87,6 +87,15 @@ def test_options_and_specialization_are_in_the_key():
     assert s.key_text(s.bind(a, 64, BLOCK=64)[0]) == spec_text(kern, a, 64, BLOCK=64)
 
 
+def test_codegen_debug_switches_are_in_the_key(monkeypatch):
+    monkeypatch.delenv("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER", raising=False)
+    base = key_for()
+    monkeypatch.setenv("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER", "1")
+    assert key_for() != base          # a barrier-less debug build is never served to a normal run
+    monkeypatch.setenv("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER", "")
+    assert key_for() == base
+
+
 def test_key_text_is_process_independent():
     code = ("import numpy as np, sys; sys.path.insert(0, %r); import test_cache as t; "
             "print(t.key_for())" % str(Path(__file__).parent))

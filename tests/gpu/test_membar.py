@@ -123,8 +123,7 @@ def transpose_again(t):
     return tl.trans(t) * 2.0
 
 
-@tritium.jit
-def transpose_twice(x_ptr, y_ptr, z_ptr, N: tl.constexpr):
+def _transpose_twice(x_ptr, y_ptr, z_ptr, N: tl.constexpr):
     pid = tl.program_id(0)
     r = tl.arange(0, N)
     offs = pid * N * N + r[:, None] * N + r[None, :]
@@ -135,15 +134,21 @@ def transpose_twice(x_ptr, y_ptr, z_ptr, N: tl.constexpr):
     tl.store(z_ptr + offs, u)
 
 
+# two kernels of one source: each keeps its own table of loaded binaries, so
+# the one compiled under the debug switch never serves the other's launches
+transpose_twice = tritium.jit(_transpose_twice)
+transpose_twice_unsynced = tritium.jit(_transpose_twice)
+
+
 # (tile side, warps): from the configuration the race showed in first
 RACE_CONFIGS = [(64, 8), (64, 4), (128, 8), (128, 16), (64, 16), (32, 4)]
 
 
-def run_transpose_twice(n: int, warps: int, programs: int = 2048):
+def run_transpose_twice(n: int, warps: int, programs: int = 2048, kernel=transpose_twice):
     torch.manual_seed(1)
     x = torch.randn(programs, n, n, device="cuda")
     y, z = torch.empty_like(x), torch.empty_like(x)
-    transpose_twice[(programs,)](x, y, z, N=n, num_warps=warps)
+    kernel[(programs,)](x, y, z, N=n, num_warps=warps)
     torch.cuda.synchronize()
     return x, y, z
 
@@ -168,7 +173,7 @@ def test_without_the_cross_call_barriers_the_kernel_races(monkeypatch, tmp_path)
     for n, warps in RACE_CONFIGS:
         wrong = 0
         for _ in range(5):
-            x, y, z = run_transpose_twice(n, warps)
+            x, y, z = run_transpose_twice(n, warps, kernel=transpose_twice_unsynced)
             wrong += int(not (torch.equal(y, x.transpose(1, 2)) and torch.equal(z, 2.0 * x)))
         tried.append((n, warps, wrong))
         if wrong:

@@ -135,7 +135,14 @@ def kernel_key(jit_fn: Any, target: str, options: dict, spec_text: str) -> str:
     process-independent text form (`Specializer.key_text`)."""
     parts = [compiler_version(), target, _stable(dict(options)), source_digest(jit_fn),
              f"{jit_fn.__module__}.{jit_fn.__qualname__}", spec_text]
+    # debug switches the Rust compiler reads change the binary: a debug run
+    # must never leave a kernel that a normal run would load
+    parts += [f"{k}={os.environ[k]}" for k in CODEGEN_ENV if os.environ.get(k)]
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+# environment variables crates/tritium-codegen reads while compiling
+CODEGEN_ENV = ("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER",)
 
 
 # -- disk entries ----------------------------------------------------------
