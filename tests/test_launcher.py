@@ -235,3 +235,32 @@ def test_a_python_getattribute_keeps_the_generic_reads():
     key, _, reads = L.prepare_only(1, (w, 1, 1.0, 1))
     assert "data_ptr" in Watched.looked_up and "dtype" in Watched.looked_up
     assert reads[0] == ("ptr", 1 << 20) and key == s.key_python((w, 1, 1.0, 1))
+
+
+@tritium.jit
+def _toggle_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + 1.0)
+
+
+def test_setting_interpret_detaches_and_restores_the_rust_entry():
+    """`kernel.interpret = True` after GPU launches must reach the interpreter:
+    the Rust entry does not read the flag, so the setter detaches it."""
+    sentinel = object()
+    k = _toggle_kernel
+    k.__dict__["_cuda_launcher"] = type("FakeLauncher", (), {"fast": sentinel})()
+    try:
+        k.interpret = False
+        assert k._fast is sentinel
+        k.interpret = True
+        assert k._fast is None
+        x = np.arange(8, dtype=np.float32)
+        out = np.zeros(8, np.float32)
+        k[(1,)](x, out, BLOCK=8)            # runs in the interpreter, not the (fake) entry
+        np.testing.assert_array_equal(out, x + 1.0)
+        k.interpret = False
+        assert k._fast is sentinel
+    finally:
+        del k.__dict__["_cuda_launcher"]
+        k.interpret = None
+        assert k._fast is None

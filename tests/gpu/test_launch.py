@@ -308,3 +308,28 @@ def test_cpu_dlpack_argument_is_a_type_error():
     x = torch.randn(16, device="cuda")
     with pytest.raises(TypeError, match=r"kernel 'add_kernel', argument 'out_ptr'.*device type 1"):
         add_kernel[(1,)](x, x, DLPackOnly(torch.zeros(16)), 16, BLOCK=16)
+
+
+def test_interpret_toggle_after_gpu_launches():
+    """A kernel launched compiled, then switched to the interpreter with
+    `kernel.interpret = True`, runs in the interpreter (NumPy arrays work),
+    and compiled again once switched back."""
+    import numpy as np
+    torch = pytest.importorskip("torch")
+    n = 256
+    x = torch.randn(n, device="cuda")
+    y = torch.randn(n, device="cuda")
+    out = torch.empty_like(x)
+    add_kernel[(1,)](x, y, out, n, BLOCK=256)
+    add_kernel[(1,)](x, y, out, n, BLOCK=256)       # the Rust entry is attached now
+    xn, yn = x.cpu().numpy(), y.cpu().numpy()
+    on = np.empty_like(xn)
+    add_kernel.interpret = True
+    try:
+        add_kernel[(1,)](xn, yn, on, n, BLOCK=256)
+    finally:
+        add_kernel.interpret = False
+    np.testing.assert_allclose(on, xn + yn)
+    out.zero_()
+    add_kernel[(1,)](x, y, out, n, BLOCK=256)
+    torch.testing.assert_close(out, x + y)

@@ -100,10 +100,10 @@ class JITFunction(KernelInterface):
         self.debug = debug
         self.repr = repr
         self.launch_metadata = launch_metadata
-        self.interpret = bool(interpret) or interpret_requested()
         # the Rust launch entry (runtime/driver.py sets it at the first GPU
         # launch); it checks TRITIUM_INTERPRET itself on every call
         self._fast = None
+        self.interpret = bool(interpret) or interpret_requested()
         sig = inspect.signature(fn)
         self.signature = sig
         self.params = [KernelParam(p.name, i, _is_constexpr_annotation(p.annotation), p.default, p.annotation)
@@ -121,6 +121,21 @@ class JITFunction(KernelInterface):
             self.src = inspect.getsource(fn)
         except OSError:
             self.src = None
+
+    @property
+    def interpret(self) -> bool:
+        return self._interpret
+
+    @interpret.setter
+    def interpret(self, value: Any) -> None:
+        # the Rust entry never looks at this flag: it is detached while the
+        # kernel runs in the interpreter and put back when it runs compiled again
+        self._interpret = bool(value)
+        if self._interpret:
+            self._fast = None
+        else:
+            launcher = self.__dict__.get("_cuda_launcher")
+            self._fast = getattr(launcher, "fast", None)
 
     def _param_index(self, d: Any) -> int:
         if isinstance(d, int) and 0 <= d < len(self.params):
