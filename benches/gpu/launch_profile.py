@@ -123,6 +123,9 @@ def main() -> None:
     for name, f in sides:
         med, lo = burst_us(f, a.bursts, a.burst)
         print(f"  {name:34} {med:13.2f} {lo:10.2f} {per_call_us(f):13.2f}")
+    # the floor: cuLaunchKernel alone, from a Rust loop with the arguments packed once
+    floor = sorted(kernel.time_driver_launches(bound, bursts=a.bursts, per_burst=a.burst, stream=stream))
+    print(f"  {'cuLaunchKernel alone (Rust loop)':34} {floor[len(floor) // 2]:13.2f} {floor[0]:10.2f} {'':>13}")
 
 
 if __name__ == "__main__":

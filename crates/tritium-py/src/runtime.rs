@@ -276,6 +276,41 @@ impl CudaKernel {
         self.kernel.launch([gx, gy, gz], stream, &mut pack).map_err(to_py)
     }
 
+    /// The floor under any launch path: `bursts` times, `per_burst` launches
+    /// from a Rust loop with the arguments packed once (the driver call and
+    /// nothing else), then a context synchronize that is not timed. Returns
+    /// the µs per launch of every burst, for benches/gpu/launch_profile.py.
+    #[pyo3(signature = (args, bursts = 50, per_burst = 200, stream = 0))]
+    fn time_driver_launches(&self, args: &Bound<'_, PyTuple>, bursts: u32, per_burst: u32,
+                            stream: u64) -> PyResult<Vec<f64>> {
+        let name = &self.kernel.name;
+        if args.len() != self.params.len() || per_burst == 0 {
+            return Err(PyTypeError::new_err(format!("kernel '{name}': bad arguments for time_driver_launches")));
+        }
+        let mut pack = ArgPack::with_capacity(self.num_args);
+        for (p, v) in self.params.iter().zip(args.iter()) {
+            if let Some(kind) = p.kind {
+                let value = extract(kind, &v, &p.name, name)?;
+                pack.push(kind, value, &p.name).map_err(|e| PyValueError::new_err(format!("kernel '{name}', {e}")))?;
+            }
+        }
+        let driver = tritium_runtime::cuda::driver().map_err(to_py)?;
+        // the GIL stays held (a benchmark; the pack holds raw pointers)
+        (|| -> tritium_runtime::Result<Vec<f64>> {
+            let mut out = Vec::with_capacity(bursts as usize);
+            for _ in 0..bursts {
+                let t0 = std::time::Instant::now();
+                for _ in 0..per_burst {
+                    self.kernel.launch([1, 1, 1], stream, &mut pack)?;
+                }
+                out.push(t0.elapsed().as_secs_f64() * 1e6 / per_burst as f64);
+                driver.synchronize()?;
+            }
+            Ok(out)
+        })()
+        .map_err(to_py)
+    }
+
     #[getter]
     fn name(&self) -> &str {
         &self.kernel.name
