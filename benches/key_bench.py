@@ -108,6 +108,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=200000)
     ap.add_argument("--triton-site", default=None)
+    ap.add_argument("--rounds", type=int, default=7, help="alternating measurement rounds")
     a = ap.parse_args()
     try:
         import torch  # noqa: F401
@@ -119,15 +120,22 @@ def main() -> None:
     ours = spec.bind      # KeyPlan.bind: what the Python launch path calls; the Rust entry shares its reads
     theirs, tinfo = triton_keyer(a.triton_site)
     print(f"12-argument key (6 tensors, 4 ints, 2 floats); arguments: {what}")
-    t_ours = timeit(ours, args, a.n)
-    print(f"  tritium ({'Rust KeyPlan.bind' if native else 'Python path'}): {t_ours:8.3f} us")
     if theirs is None:
+        print(f"  tritium ({'Rust KeyPlan.bind' if native else 'Python path'}): {timeit(ours, args, a.n):8.3f} us")
         print(f"  triton: skipped ({tinfo})")
         return
-    t_theirs = timeit(theirs, args, a.n)
-    print(f"  {tinfo}: {t_theirs:8.3f} us")
-    print(f"  ratio tritium/triton: {t_ours / t_theirs:.3f} (target <= 0.2)")
-
+    # the two alternate over rounds, so a slow spell of the host lands on both;
+    # each round's ratio compares timings taken seconds apart
+    rounds = []
+    for _ in range(a.rounds):
+        rounds.append((timeit(ours, args, a.n // a.rounds), timeit(theirs, args, a.n // a.rounds)))
+    ratios = sorted(o / t for o, t in rounds)
+    t_ours = min(o for o, _ in rounds)
+    t_theirs = min(t for _, t in rounds)
+    print(f"  tritium ({'Rust KeyPlan.bind' if native else 'Python path'}): {t_ours:8.3f} us (best round)")
+    print(f"  {tinfo}: {t_theirs:8.3f} us (best round)")
+    print(f"  ratio tritium/triton: median {ratios[len(ratios) // 2]:.3f} over {a.rounds} rounds "
+          f"(range {ratios[0]:.3f}..{ratios[-1]:.3f}; best/best {t_ours / t_theirs:.3f}; target <= 0.2)")
 
 if __name__ == "__main__":
     os.environ.setdefault("TRITIUM_INTERPRET", "0")
