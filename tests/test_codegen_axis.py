@@ -14,6 +14,7 @@ import tritium.language as tl
 from tritium import _core
 
 from test_codegen_ptx import ARCHS, ptxas
+from kernels.tiles import layer_norm_2d, softmax
 
 
 def compile_ptx(kernel, signature: str, constexprs: dict, aligned=(), ones=(), warps: int = 4,
@@ -216,31 +217,6 @@ def row_sum_2d(x_ptr, out_ptr, n_rows, n_cols, stride, BM: tl.constexpr, BN: tl.
     mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
     x = tl.load(x_ptr + rows[:, None] * stride + cols[None, :], mask=mask, other=0.0)
     tl.store(out_ptr + rows, tl.sum(x, axis=1), mask=rows < n_rows)
-
-
-@tritium.jit
-def layer_norm_2d(x_ptr, y_ptr, n_rows, n_cols, stride, BM: tl.constexpr, BN: tl.constexpr):
-    rows = tl.program_id(0) * BM + tl.arange(0, BM)
-    cols = tl.arange(0, BN)
-    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
-    offs = rows[:, None] * stride + cols[None, :]
-    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
-    mean = tl.sum(x, axis=1) / n_cols
-    xc = tl.where(mask, x - mean[:, None], 0.0)
-    var = tl.sum(xc * xc, axis=1) / n_cols
-    y = xc / tl.sqrt(var + 1e-5)[:, None]
-    tl.store(y_ptr + offs, y, mask=mask)
-
-
-@tritium.jit
-def softmax(out_ptr, in_ptr, stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    m = cols < n_cols
-    x = tl.load(in_ptr + row * stride + cols, mask=m, other=-float("inf"))
-    x = x - tl.max(x, axis=0)
-    e = tl.exp(x)
-    tl.store(out_ptr + row * stride + cols, e / tl.sum(e, axis=0), mask=m)
 
 
 @tritium.jit

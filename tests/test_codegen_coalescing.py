@@ -13,17 +13,7 @@ import tritium.language as tl
 from tritium import _core
 
 from test_codegen_ptx import ARCHS, ptxas
-
-
-@tritium.jit
-def softmax_kernel(out_ptr, in_ptr, stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    m = cols < n_cols
-    x = tl.load(in_ptr + row * stride + cols, mask=m, other=-float("inf"))
-    x = x - tl.max(x, axis=0)
-    e = tl.exp(x)
-    tl.store(out_ptr + row * stride + cols, e / tl.sum(e, axis=0), mask=m)
+from kernels.tiles import softmax as softmax_kernel
 
 
 @tritium.jit

@@ -8,24 +8,7 @@ import pytest
 import tritium
 import tritium.language as tl
 from test_codegen_ptx import ARCHS, compile_ptx, ptxas
-
-
-@tritium.jit
-def loop_kernel(x_ptr, out_ptr, lb, ub, step, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    cnt = 0
-    for i in range(lb, ub, step):
-        x = tl.load(x_ptr + offs + i * BLOCK)
-        if i % 2 == 0:
-            acc += x
-        else:
-            acc -= x * 0.5
-        cnt += 1
-    while cnt > 1:
-        cnt = cnt // 2
-        acc = acc * 2.0
-    tl.store(out_ptr + offs, acc + cnt)
+from kernels.tiles import loop_kernel
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -10,6 +10,7 @@ import tritium.language as tl
 from tritium import _core
 
 from test_codegen_ptx import ARCHS, ptxas
+from kernels.tiles import layer_norm_2d as layer_norm_2d_kernel
 
 @tritium.jit
 def softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
@@ -49,20 +50,6 @@ def row_sum_2d_kernel(x_ptr, out_ptr, n_rows, n_cols, stride, BM: tl.constexpr, 
     x = tl.load(x_ptr + rows[:, None] * stride + cols[None, :], mask=mask, other=0.0)
     s = tl.sum(x, axis=1)
     tl.store(out_ptr + rows, s, mask=rows < n_rows)
-
-
-@tritium.jit
-def layer_norm_2d_kernel(x_ptr, y_ptr, n_rows, n_cols, stride, BM: tl.constexpr, BN: tl.constexpr):
-    rows = tl.program_id(0) * BM + tl.arange(0, BM)
-    cols = tl.arange(0, BN)
-    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
-    offs = rows[:, None] * stride + cols[None, :]
-    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
-    mean = tl.sum(x, axis=1) / n_cols
-    xc = tl.where(mask, x - mean[:, None], 0.0)
-    var = tl.sum(xc * xc, axis=1) / n_cols
-    y = xc / tl.sqrt(var + 1e-5)[:, None]
-    tl.store(y_ptr + offs, y, mask=mask)
 
 
 @tritium.jit
