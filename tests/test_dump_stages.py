@@ -1,13 +1,9 @@
 """`tritium.compile(..., dump_stages=True)` and `--dump-stages`: the tile IR
 after the frontend and after each pass (fold, canonicalize, cse, dce), and the
 passes' effect on a kernel with a stride specialized to 1."""
-import os
-import subprocess
-import sys
-import textwrap
-
 import tritium
 import tritium.language as tl
+from test_runtime_compile import run_cli
 
 
 @tritium.jit
@@ -44,21 +40,7 @@ def test_stages_are_not_cached_files():
 
 
 def test_cli_dump_stages(tmp_path):
-    src = tmp_path / "kern.py"
-    src.write_text(textwrap.dedent('''
-        import tritium
-        import tritium.language as tl
-
-        @tritium.jit
-        def scale(x_ptr, n, s, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            m = offs < n
-            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) * s, mask=m)
-    '''))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    r = subprocess.run([sys.executable, "-m", "tritium.compile", f"{src}:scale", "--signature",
-                        "x_ptr=*fp32,n=i32,s=fp32", "--constexprs", "BLOCK=512", "--dump-stages"],
-                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    r = run_cli(tmp_path, "--signature", "x_ptr=*fp32,n=i32,s=fp32", "--constexprs", "BLOCK=512", "--dump-stages")
     assert r.returncode == 0, r.stderr
     titles = [line for line in r.stdout.splitlines() if line.startswith("// ----- ")]
     assert titles[:5] == [f"// ----- {t} -----" for t in

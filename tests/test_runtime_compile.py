@@ -196,24 +196,32 @@ def test_launcher_compiles_once_caches_and_launches(monkeypatch, tmp_path):
         k[(1,)](x, y, 100, BLOCK=32, bogus=1)
 
 
+SCALE_KERNEL = textwrap.dedent('''
+    import tritium
+    import tritium.language as tl
+
+    @tritium.jit
+    def scale(x_ptr, n, s, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) * s, mask=m)
+''')
+
+
+def run_cli(tmp_path, *args) -> subprocess.CompletedProcess:
+    """`python -m tritium.compile kern.py:scale ARGS` on a small scale kernel in tmp_path."""
+    src = tmp_path / "kern.py"
+    if not src.exists():
+        src.write_text(SCALE_KERNEL)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run([sys.executable, "-m", "tritium.compile", f"{src}:scale", *args],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+
+
 @needs_ptx
 def test_cli(tmp_path):
-    src = tmp_path / "kern.py"
-    src.write_text(textwrap.dedent('''
-        import tritium
-        import tritium.language as tl
-
-        @tritium.jit
-        def scale(x_ptr, n, s, BLOCK: tl.constexpr):
-            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-            m = offs < n
-            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) * s, mask=m)
-    '''))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "tritium.compile", f"{src}:scale", *args],
-                              capture_output=True, text=True, env=env, cwd=tmp_path)
+        return run_cli(tmp_path, *args)
     sig = ["--signature", "x_ptr=*fp32,n=i32,s=fp32", "--constexprs", "BLOCK=512"]
     r = run(*sig, "--emit", "ir")
     assert r.returncode == 0, r.stderr
