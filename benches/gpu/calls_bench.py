@@ -12,12 +12,14 @@ import argparse
 import importlib.util
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench import kernel_time_ms  # noqa: E402  (one kernel-time method for every GPU bench)
 
 KERNELS = '''
 import {lib} as triton
@@ -132,21 +134,6 @@ def triton_compile_s(tmp: Path, noinline: bool) -> float | None:
     return float(r.stdout.strip().splitlines()[-1])
 
 
-def kernel_ms(fn, torch, per_pair: int = 20, reps: int = 15) -> float:
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(per_pair):
-            fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) / per_pair)
-    return statistics.median(times)
-
-
 def fmt(v, spec: str = ".3f") -> str:
     return "-" if v is None else format(v, spec)
 
@@ -180,7 +167,7 @@ def main() -> None:
             x = torch.randn(N, device="cuda")
             y = torch.empty_like(x)
             grid = (N // BLOCK,)
-            ms = kernel_ms(lambda: vec[grid](x, y, N, 0.01, BLOCK=BLOCK, num_warps=4), torch)
+            ms = kernel_time_ms(lambda: vec[grid](x, y, N, 0.01, BLOCK=BLOCK, num_warps=4), torch)
         t_triton = triton_compile_s(tmp, name == "noinline") if has_triton else None
         rows.append(dict(variant=name, ms=ms, ptx_kb=len(out["ptx"]) / 1024,
                          regs_kernel=regs.get("four_sites"), regs_fn=regs.get("big_fn:stack"),
