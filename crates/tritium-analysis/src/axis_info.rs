@@ -172,7 +172,7 @@ pub fn arg_facts_from_attrs(module: &Module, func: &Function) -> Vec<AxisFacts> 
                 return AxisFacts::constant(&[], Some(1));
             }
             let mut f = AxisFacts::unknown(rank);
-            let natural = types.pointee(types.elem(ty)).and_then(|p| types.scalar_kind(p)).map(|k| k.bits().div_ceil(8) as u64).unwrap_or(1);
+            let natural = types.pointee_bytes(ty).unwrap_or(1) as u64;
             let given = attrs.get("divisibility").and_then(Attr::as_int).filter(|&d| d > 0).map(pow2_divisor).unwrap_or(1);
             f.divisibility = vec![given.max(natural); f.rank()];
             f

@@ -25,7 +25,7 @@ impl<'m> Walk<'m> {
     /// Bytes of the pointee of pointer (tensor) value `v`; 1 for non-pointers.
     fn pointee_bytes(&self, v: tritium_ir::Value) -> u64 {
         let types = &self.module.types;
-        types.pointee(types.elem(self.func.value_type(v))).and_then(|p| types.scalar_kind(p)).map(|k| k.bits().div_ceil(8) as u64).unwrap_or(1)
+        types.pointee_bytes(self.func.value_type(v)).unwrap_or(1) as u64
     }
 
     /// Facts of each result of `op` (ops without regions of their own, or
@@ -41,7 +41,7 @@ impl<'m> Walk<'m> {
         // elementwise ops map runs of equal inputs to runs of equal outputs
         let min_const: Vec<u64> = (0..rank).map(|d| if same_rank { ops.iter().map(|f| f.constancy[d]).min().unwrap_or(full[d]) } else { 1 }).collect();
         let int_attr = |k: &str| data.attrs.get(k).and_then(Attr::as_int);
-        let unsigned = self.kind_of(res).is_some_and(|k| matches!(k, ScalarKind::U8 | ScalarKind::U16 | ScalarKind::U32 | ScalarKind::U64));
+        let unsigned = self.kind_of(res).is_some_and(ScalarKind::is_unsigned);
         let mut f = AxisFacts::unknown(rs.len());
         let name = data.opcode.name();
         match name {

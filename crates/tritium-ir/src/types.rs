@@ -32,6 +32,15 @@ impl ScalarKind {
     pub const ALL: [ScalarKind; 15] =
         [I1, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, F8E4M3, F8E5M2];
 
+    /// Signed integer kinds (not i1: it extends with zeros, as codegen does).
+    pub fn is_signed(self) -> bool {
+        matches!(self, I8 | I16 | I32 | I64)
+    }
+
+    pub fn is_unsigned(self) -> bool {
+        matches!(self, U8 | U16 | U32 | U64)
+    }
+
     pub fn from_code(code: u8) -> Option<ScalarKind> {
         Self::ALL.get(code as usize).copied()
     }
@@ -217,6 +226,10 @@ impl TypeTable {
             TypeData::Ptr { elem, .. } => Some(*elem),
             _ => None,
         }
+    }
+    /// Bytes of the scalar a pointer (or tensor of pointers) points to.
+    pub fn pointee_bytes(&self, t: Type) -> Option<u32> {
+        self.pointee(t).and_then(|p| self.scalar_kind(p)).map(|k| k.bits().div_ceil(8))
     }
     pub fn same_shape(&self, a: Type, b: Type) -> bool {
         self.dims(a) == self.dims(b) && self.is_tensor(a) == self.is_tensor(b)

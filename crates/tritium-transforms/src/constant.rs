@@ -29,11 +29,6 @@ pub fn sext(bits: u32, v: u64) -> i64 {
     }
 }
 
-/// Signed integer kinds (i1 is not: it extends with zeros, as codegen does).
-pub fn is_signed(k: ScalarKind) -> bool {
-    matches!(k, ScalarKind::I8 | ScalarKind::I16 | ScalarKind::I32 | ScalarKind::I64)
-}
-
 /// Kinds whose float arithmetic the folder reproduces bit for bit.
 pub fn exact_float(k: ScalarKind) -> bool {
     matches!(k, ScalarKind::F32 | ScalarKind::F64)
@@ -67,14 +62,14 @@ pub fn from_attr(k: ScalarKind, a: &Attr) -> Option<Const> {
 pub fn to_attr(k: ScalarKind, c: Const) -> Attr {
     match c {
         Const::Int(v) if k == ScalarKind::I1 => Attr::Bool(v & 1 == 1),
-        Const::Int(v) if is_signed(k) => Attr::Int(sext(k.bits(), v)),
+        Const::Int(v) if k.is_signed() => Attr::Int(sext(k.bits(), v)),
         Const::Int(v) => Attr::Int(v as i64),
         Const::Float(x) => Attr::Float(x),
     }
 }
 
 /// Ops whose result equals their (first) operand at every element.
-fn forwards_uniform(name: &str) -> bool {
+pub(crate) fn forwards_uniform(name: &str) -> bool {
     matches!(name, "splat" | "broadcast" | "expand_dims" | "reshape" | "permute")
 }
 

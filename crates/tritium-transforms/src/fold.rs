@@ -7,7 +7,7 @@
 //! runs zero times becomes its inits.
 use tritium_ir::{Attr, Function, Op, ScalarKind, TypeTable};
 
-use crate::constant::{self, exact_float, is_signed, mask, sext, Const};
+use crate::constant::{self, exact_float, mask, sext, Const};
 use crate::walk::{rewrite_module, Rewrite};
 
 /// Folds every function of `m`; returns how many ops were rewritten.
@@ -43,9 +43,7 @@ fn fold_op(types: &TypeTable, f: &mut Function, op: Op) -> Rewrite {
     let folded = match name {
         // already a constant: only the uniform shape ops become one
         "const" => None,
-        "splat" | "broadcast" | "expand_dims" | "reshape" | "permute" => {
-            constant::value_of(types, f, od.operands[0]).map(|(_, c)| c)
-        }
+        n if constant::forwards_uniform(n) => constant::value_of(types, f, od.operands[0]).map(|(_, c)| c),
         "cast" => {
             let rounding = od.attrs.get("rounding").and_then(Attr::as_str).unwrap_or("");
             match constant::value_of(types, f, od.operands[0]) {
@@ -88,7 +86,7 @@ fn fold_for(types: &TypeTable, f: &Function, op: Op) -> Rewrite {
     else {
         return Rewrite::Keep;
     };
-    let runs = if is_signed(k) { sext(k.bits(), lb) < sext(k.bits(), ub) } else { lb < ub };
+    let runs = if k.is_signed() { sext(k.bits(), lb) < sext(k.bits(), ub) } else { lb < ub };
     if runs {
         return Rewrite::Keep;
     }
@@ -98,7 +96,7 @@ fn fold_for(types: &TypeTable, f: &Function, op: Op) -> Rewrite {
 fn int_op(name: &str, k: ScalarKind, a: &[Const], pred: Option<&str>) -> Option<Const> {
     let ints: Vec<u64> = a.iter().map(|c| if let Const::Int(v) = c { Some(*v) } else { None }).collect::<Option<_>>()?;
     let bits = k.bits();
-    let signed = is_signed(k);
+    let signed = k.is_signed();
     let s = |v: u64| sext(bits, v);
     let m = |v: u64| Some(Const::Int(mask(bits, v)));
     let (x, y) = (ints[0], ints.get(1).copied().unwrap_or(0));
@@ -200,13 +198,13 @@ fn cast(from: ScalarKind, to: ScalarKind, c: Const) -> Option<Const> {
                 return Some(Const::Int((v != 0) as u64));
             }
             // extend by the source's signedness, then keep the target's bits
-            let wide = if is_signed(from) { sext(from.bits(), v) as u64 } else { v };
+            let wide = if from.is_signed() { sext(from.bits(), v) as u64 } else { v };
             Some(Const::Int(mask(to.bits(), wide)))
         }
         (Const::Int(v), false) if exact_float(to) => {
-            let x = if is_signed(from) { sext(from.bits(), v) as f64 } else { v as f64 };
+            let x = if from.is_signed() { sext(from.bits(), v) as f64 } else { v as f64 };
             // i64 → f64 rounds once; to f32 it must round once too, from the integer
-            let r = match (to, is_signed(from)) {
+            let r = match (to, from.is_signed()) {
                 (ScalarKind::F32, true) => sext(from.bits(), v) as f32 as f64,
                 (ScalarKind::F32, false) => v as f32 as f64,
                 _ => x,
@@ -223,7 +221,7 @@ fn cast(from: ScalarKind, to: ScalarKind, c: Const) -> Option<Const> {
                 return None;
             }
             let bits = to.bits();
-            let (lo, hi) = if is_signed(to) {
+            let (lo, hi) = if to.is_signed() {
                 (-(2f64.powi(bits as i32 - 1)), 2f64.powi(bits as i32 - 1))
             } else {
                 (0.0, 2f64.powi(bits as i32))
@@ -231,7 +229,7 @@ fn cast(from: ScalarKind, to: ScalarKind, c: Const) -> Option<Const> {
             if !(t >= lo && t < hi) {
                 return None;
             }
-            Some(Const::Int(mask(bits, if is_signed(to) { t as i64 as u64 } else { t as u64 })))
+            Some(Const::Int(mask(bits, if to.is_signed() { t as i64 as u64 } else { t as u64 })))
         }
         (Const::Float(x), false) if exact_float(to) => Some(Const::Float(constant::round_to(to, x))),
         _ => None,

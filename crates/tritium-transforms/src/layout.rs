@@ -129,11 +129,6 @@ impl LayoutMap {
     }
 }
 
-fn elem_bytes_of(module: &Module, ty: tritium_ir::Type) -> Option<u32> {
-    let types = &module.types;
-    types.pointee(ty).and_then(|p| types.scalar_kind(p)).map(|k| k.bits().div_ceil(8))
-}
-
 /// Assigns layouts to every tensor value of `func` (all regions included).
 pub fn assign_layouts(module: &Module, func: &Function, num_warps: u32, warp_size: u32, max_access_bytes: u32) -> LayoutMap {
     let types = &module.types;
@@ -147,7 +142,7 @@ pub fn assign_layouts(module: &Module, func: &Function, num_warps: u32, warp_siz
         if numel > e.iter().map(|&d| d as u64).product() {
             *e = dims.clone();
         }
-        if let Some(b) = elem_bytes_of(module, v.ty) {
+        if let Some(b) = module.types.pointee_bytes(v.ty) {
             let n = narrowest.entry(dims.len()).or_insert(u32::MAX);
             *n = (*n).min(b);
         }

@@ -8,10 +8,6 @@ use tritium_ir::{Attr, Op, ScalarKind};
 use super::{Lowering, Regs};
 use crate::error::Result;
 
-pub(crate) fn is_signed(k: ScalarKind) -> bool {
-    matches!(k, ScalarKind::I8 | ScalarKind::I16 | ScalarKind::I32 | ScalarKind::I64)
-}
-
 impl<'a, 'c> Lowering<'a, 'c> {
     pub(super) fn lower_arith(&mut self, op: Op) -> Result<()> {
         let data = self.op(op);
@@ -95,7 +91,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 _ => return Err(self.unsupported(op, format!("`{name}` on {}", kind.name()))),
             });
         }
-        let signed = is_signed(kind);
+        let signed = kind.is_signed();
         let (x, y) = (a[0].into_int_value(), a.get(1).map(|v| v.into_int_value()));
         let y = || y.expect("binary op has two operands (IR verified)");
         Ok(match name {

@@ -6,7 +6,6 @@ use inkwell::values::BasicValueEnum;
 use inkwell::{FloatPredicate, IntPredicate};
 use tritium_ir::{Attr, Op, ScalarKind};
 
-use super::arith::is_signed;
 use super::fp8::fp8_format;
 use super::Lowering;
 use crate::error::Result;
@@ -102,7 +101,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
                     v
                 } else if from.bits() > to.bits() {
                     b.build_int_truncate(x, t, "")?.into()
-                } else if is_signed(from) {
+                } else if from.is_signed() {
                     b.build_int_s_extend(x, t, "")?.into()
                 } else {
                     b.build_int_z_extend(x, t, "")?.into()
@@ -110,7 +109,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             }
             (false, true) => {
                 let (x, t) = (v.into_int_value(), to_ty.into_float_type());
-                if is_signed(from) {
+                if from.is_signed() {
                     b.build_signed_int_to_float(x, t, "")?.into()
                 } else {
                     b.build_unsigned_int_to_float(x, t, "")?.into()
@@ -122,7 +121,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
                     b.build_float_compare(FloatPredicate::UNE, x, x.get_type().const_zero(), "")?.into()
                 } else {
                     // saturating, NaN → 0 (PTX cvt.rzi; plain fptosi is poison out of range)
-                    let intr = if is_signed(to) { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
+                    let intr = if to.is_signed() { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
                     self.llvm.call_intrinsic(intr, &[to_ty, x.get_type().into()], &[x.into()])?
                 }
             }

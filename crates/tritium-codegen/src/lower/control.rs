@@ -7,7 +7,6 @@ use inkwell::IntPredicate;
 use tritium_analysis::Node;
 use tritium_ir::{Op, Region};
 
-use super::arith::is_signed;
 use super::{Lowering, Regs};
 use crate::error::{CodegenError, Result};
 
@@ -95,7 +94,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let iv = b.build_phi(lb.get_type(), "iv")?;
         iv.add_incoming(&[(&lb, pre)]);
         let phis = self.phis(&inits, pre)?;
-        let pred = if is_signed(kind) { IntPredicate::SLT } else { IntPredicate::ULT };
+        let pred = if kind.is_signed() { IntPredicate::SLT } else { IntPredicate::ULT };
         let ivv = iv.as_basic_value().into_int_value();
         let go = b.build_int_compare(pred, ivv, ub.into_int_value(), "")?;
         b.build_conditional_branch(go, body, exit)?;

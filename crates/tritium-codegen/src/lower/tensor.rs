@@ -87,7 +87,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         for (p, o) in ptrs.iter().zip(offs) {
             // GEP sign-extends its index: unsigned and i1 offsets are widened first
             let mut o = o.into_int_value();
-            if !super::arith::is_signed(off_kind) && o.get_type().get_bit_width() < 64 {
+            if !off_kind.is_signed() && o.get_type().get_bit_width() < 64 {
                 o = b.build_int_z_extend(o, i64t, "")?;
             }
             // SAFETY: a GEP without `inbounds` is defined for any index (wrapping arithmetic)
