@@ -264,3 +264,23 @@ def test_setting_interpret_detaches_and_restores_the_rust_entry():
         del k.__dict__["_cuda_launcher"]
         k.interpret = None
         assert k._fast is None
+
+
+@tritium.jit
+def _none_default(x_ptr, n, bias_ptr=None, B: tl.constexpr = 4):
+    tl.store(x_ptr, n)
+
+
+def test_a_none_default_keeps_the_rust_key():
+    """A parameter defaulting to None is a real default: the Rust key serves
+    the kernel, fills it in as Python does, and gives Python's key."""
+    s = specializer(_none_default)
+    assert s._plan is not None
+    t = CountingTensor(64)
+    s.key_python((t, 5, None, 4))
+    key, bound, _ = s.bind(t, 5)
+    assert bound == (t, 5, None, 4)
+    assert key == s.key_python((t, 5, None, 4))
+    b = CountingTensor(128)
+    s.key_python((t, 5, b, 4))
+    assert s.bind(t, 5, bias_ptr=b)[0] == s.key_python((t, 5, b, 4))

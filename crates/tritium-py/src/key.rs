@@ -506,11 +506,13 @@ impl KeyPlan {
         tid_int: [u64; 3],
         shift: u32,
         names: Vec<Py<PyString>>,
-        defaults: Vec<Option<PyObject>>,
+        defaults: Vec<(bool, PyObject)>,
         options: Py<PyAny>,
         fallback: PyObject,
         dl_tid: Vec<(String, u64)>,
     ) -> PyResult<Self> {
+        // (has a default, the default): a default of None is a real default
+        let defaults: Vec<Option<PyObject>> = defaults.into_iter().map(|(has, d)| has.then_some(d)).collect();
         if names.len() != params.len() || defaults.len() != params.len() {
             return Err(pyo3::exceptions::PyValueError::new_err(
                 "KeyPlan: params, names and defaults differ in length",

@@ -231,6 +231,25 @@ impl CudaKernel {
         unsafe { self.kernel.launch_params(grid, stream, params) }.map_err(to_py)?;
         Ok(true)
     }
+
+    /// Every runtime argument of `args` (all parameters in order; constexpr
+    /// positions skipped) read and packed for the driver.
+    fn pack(&self, args: &Bound<'_, PyTuple>) -> PyResult<ArgPack> {
+        let name = &self.kernel.name;
+        if args.len() != self.params.len() {
+            return Err(PyTypeError::new_err(format!(
+                "kernel '{name}' takes {} arguments, got {}", self.params.len(), args.len()
+            )));
+        }
+        let mut pack = ArgPack::with_capacity(self.num_args);
+        for (p, v) in self.params.iter().zip(args.iter()) {
+            if let Some(kind) = p.kind {
+                let value = extract(kind, &v, &p.name, name)?;
+                pack.push(kind, value, &p.name).map_err(|e| PyValueError::new_err(format!("kernel '{name}', {e}")))?;
+            }
+        }
+        Ok(pack)
+    }
 }
 
 #[pymethods]
@@ -260,19 +279,7 @@ impl CudaKernel {
     /// Launches on `stream` with `args` (every parameter, in order; constexpr
     /// positions are skipped).
     fn launch(&self, gx: u64, gy: u64, gz: u64, stream: u64, args: &Bound<'_, PyTuple>) -> PyResult<()> {
-        let name = &self.kernel.name;
-        if args.len() != self.params.len() {
-            return Err(PyTypeError::new_err(format!(
-                "kernel '{name}' takes {} arguments, got {}", self.params.len(), args.len()
-            )));
-        }
-        let mut pack = ArgPack::with_capacity(self.num_args);
-        for (p, v) in self.params.iter().zip(args.iter()) {
-            if let Some(kind) = p.kind {
-                let value = extract(kind, &v, &p.name, name)?;
-                pack.push(kind, value, &p.name).map_err(|e| PyValueError::new_err(format!("kernel '{name}', {e}")))?;
-            }
-        }
+        let mut pack = self.pack(args)?;
         self.kernel.launch([gx, gy, gz], stream, &mut pack).map_err(to_py)
     }
 
@@ -283,17 +290,10 @@ impl CudaKernel {
     #[pyo3(signature = (args, bursts = 50, per_burst = 200, stream = 0))]
     fn time_driver_launches(&self, args: &Bound<'_, PyTuple>, bursts: u32, per_burst: u32,
                             stream: u64) -> PyResult<Vec<f64>> {
-        let name = &self.kernel.name;
-        if args.len() != self.params.len() || per_burst == 0 {
-            return Err(PyTypeError::new_err(format!("kernel '{name}': bad arguments for time_driver_launches")));
+        if per_burst == 0 {
+            return Err(PyValueError::new_err("time_driver_launches: per_burst must be positive"));
         }
-        let mut pack = ArgPack::with_capacity(self.num_args);
-        for (p, v) in self.params.iter().zip(args.iter()) {
-            if let Some(kind) = p.kind {
-                let value = extract(kind, &v, &p.name, name)?;
-                pack.push(kind, value, &p.name).map_err(|e| PyValueError::new_err(format!("kernel '{name}', {e}")))?;
-            }
-        }
+        let mut pack = self.pack(args)?;
         let driver = tritium_runtime::cuda::driver().map_err(to_py)?;
         // the GIL stays held (a benchmark; the pack holds raw pointers)
         (|| -> tritium_runtime::Result<Vec<f64>> {

@@ -6,6 +6,8 @@ back into named sets (property -> parameter indices) and from there into IR
 argument attributes; `attrs_from_user` builds the same sets for AOT use."""
 from __future__ import annotations
 
+import functools
+
 import struct
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -301,15 +303,12 @@ def _python_bind(binder, key_python):
 
 
 def _native_plan(plans: list, jit_fn: Any, options: set, fallback):
-    """The Rust KeyPlan for this signature, or None when the extension lacks
-    it. Python predicates (properties without a built-in test) are called
-    from Rust."""
+    """The Rust KeyPlan for this signature (None only without the extension).
+    Python predicates (properties without a built-in test) are called from
+    Rust."""
     try:
         from .. import _core
     except ImportError:
-        return None
-    make = getattr(_core, "KeyPlan", None)
-    if make is None or not hasattr(make, "bind"):   # an extension built before the fast path
         return None
     spec = []
     for p in plans:
@@ -318,17 +317,16 @@ def _native_plan(plans: list, jit_fn: Any, options: set, fallback):
             slow = [(bit, p.predicate) for bit, p in props if p.fast is None]
             return fast, slow
         spec.append((p.is_constexpr, *split(p.ptr_props), *split(p.int_props), *split(p.float_props)))
-    names = [p.name for p in jit_fn.params]
-    defaults = [p.default if p.has_default else None for p in jit_fn.params]
-    if any(p.has_default and p.default is None for p in jit_fn.params):
-        return None   # None as a default cannot be told from "no default" on the Rust side
-    dl_tid = [(n, type_id(pointer_type(scalar_from_name(n)))) for n in getattr(_core, "DLPACK_DTYPES", ())]
-    try:
-        return make(spec, _PTR_TID, constexpr, _TID_I1, _TID_F32,
-                    [_TID_INT[int_type(0)], _TID_INT[int_type(2 ** 40)], _TID_INT[int_type(2 ** 63)]], _SHIFT,
-                    names, defaults, frozenset(options), fallback, dl_tid)
-    except TypeError:   # an extension built from an older key.rs: the Python path gives the same keys
-        return None
+    defaults = [(p.has_default, p.default if p.has_default else None) for p in jit_fn.params]
+    return _core.KeyPlan(spec, _PTR_TID, constexpr, _TID_I1, _TID_F32,
+                         [_TID_INT[int_type(0)], _TID_INT[int_type(2 ** 40)], _TID_INT[int_type(2 ** 63)]], _SHIFT,
+                         list(jit_fn.arg_names), defaults, frozenset(options), fallback, _dlpack_tids(_core))
+
+
+@functools.lru_cache(maxsize=None)
+def _dlpack_tids(core: Any) -> list:
+    """(dtype name, pointer type id) for every dtype DLPack arguments can have: once per process."""
+    return [(n, type_id(pointer_type(scalar_from_name(n)))) for n in core.DLPACK_DTYPES]
 
 
 # -- per-JITFunction state -----------------------------------------------------
