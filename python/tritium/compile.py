@@ -142,11 +142,9 @@ def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, n
     meta: dict[str, Any] = {"name": name, "target": str(target), "num_warps": num_warps, "num_stages": num_stages,
                             "params": params, "shared": 0, "dynamic_shared": 0, "registers": None,
                             "spill_stores": 0, "spill_loads": 0, "stack_bytes": 0, "ptxas": None}
+    out = _core.compile_ptx(ir, arch=target.codegen_arch, num_warps=num_warps, dump_stages=dump_stages)
     if dump_stages:
-        out = _core.compile_ptx(ir, arch=target.codegen_arch, num_warps=num_warps, dump_stages=True)
         asm["stages"] = [(str(stage), str(text)) for stage, text in out["stages"]]
-    else:
-        out = _core.compile_ptx(ir, arch=target.codegen_arch, num_warps=num_warps)
     asm["llir"], asm["ptx"] = out["llir"], out["ptx"]
     # the PTX entry name: the kernel's name unless it is not a valid PTX identifier
     meta["symbol"] = out["kernels"][0] if out["kernels"] else name

@@ -8,6 +8,9 @@ from typing import Any
 from ..language import core, semantic
 
 
+same_static = core.same_static  # the interpreter's aggregates decide with the same rule
+
+
 def unwrap(v: Any) -> Any:
     return v.value if isinstance(v, core.constexpr) else v
 
@@ -56,16 +59,6 @@ def unflatten(leaves: list[Any], spec: Any) -> Any:
     if kind is tuple or kind is list:
         return kind(out)
     return kind(*out)  # namedtuple
-
-
-def same_static(a: Any, b: Any) -> bool:
-    a, b = unwrap(a), unwrap(b)
-    if a is b:
-        return True
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:
-        return False
 
 
 def type_name(v: Any) -> str:

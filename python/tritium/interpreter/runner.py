@@ -98,10 +98,6 @@ def _convert(name: str, value: Any, ty: Any, memory: MemoryMap, hosts: list[_Hos
     return core.tensor(wrap(v, ty), ty)
 
 
-def _is_constexpr(ann: Any) -> bool:
-    return ann is core.constexpr or (isinstance(ann, str) and ann.replace(" ", "").split(".")[-1] == "constexpr")
-
-
 def _types_for(kernel: Any, bound: dict[str, Any]) -> dict[str, Any]:
     if hasattr(kernel, "specialize"):
         return kernel.specialize(bound)
@@ -109,7 +105,7 @@ def _types_for(kernel: Any, bound: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for p in inspect.signature(fn).parameters.values():
         v = bound[p.name]
-        if _is_constexpr(p.annotation):
+        if core.is_constexpr_annotation(p.annotation):
             out[p.name] = v if isinstance(v, core.constexpr) else core.constexpr(v)
         else:
             out[p.name] = arg_type(p.name, v)
@@ -170,10 +166,13 @@ def call_jit_in_interpreter(jitfn: Any, *args: Any, **kwargs: Any) -> Any:
     if not getattr(current_builder(), "is_interpreter", False):
         raise RuntimeError("call_jit_in_interpreter: no interpreter is running")
     fn = getattr(jitfn, "fn", jitfn)
-    sig = inspect.signature(fn)
+    # a JITFunction analysed its signature once; this runs once per program and call
+    sig = getattr(jitfn, "signature", None) or inspect.signature(fn)
+    constexprs = getattr(jitfn, "constexpr_names", None)
+    if constexprs is None:
+        constexprs = {n for n, p in sig.parameters.items() if core.is_constexpr_annotation(p.annotation)}
     b = sig.bind(*args, **kwargs)
-    for name, p in sig.parameters.items():
-        if name in b.arguments and _is_constexpr(p.annotation):
-            v = b.arguments[name]
-            b.arguments[name] = core._unwrap(v)
+    for name in constexprs:
+        if name in b.arguments:
+            b.arguments[name] = core._unwrap(b.arguments[name])
     return fn(*b.args, **b.kwargs)

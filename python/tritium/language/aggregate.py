@@ -56,21 +56,17 @@ class Field:
 
     def __init__(self, owner: str, name: str, ann: Any):
         self.owner, self.name, self.ann = owner, name, ann
-        self.is_constexpr = _is_constexpr_ann(ann)
+        self.is_constexpr = core.is_constexpr_annotation(ann)
         self.check = _checker(ann, owner, name)
 
     def describe(self) -> str:
         return _ann_name(self.ann)
 
 
-def _is_constexpr_ann(ann: Any) -> bool:
-    return ann is core.constexpr or (isinstance(ann, str) and ann.replace(" ", "").split(".")[-1] == "constexpr")
-
-
 def _ann_name(ann: Any) -> str:
     if ann is core.tensor:
         return "tensor"
-    if _is_constexpr_ann(ann):
+    if core.is_constexpr_annotation(ann):
         return "constexpr"
     if isinstance(ann, dtype):
         return f"{ann} scalar or tensor"
@@ -102,7 +98,7 @@ def _checker(ann: Any, owner: str, name: str) -> Callable[[Any], Any]:
     def fail(v: Any, expected: str) -> None:
         raise TypeError(f"{what} expects {expected}, got {_got(v)}")
 
-    if _is_constexpr_ann(ann):
+    if core.is_constexpr_annotation(ann):
         def check_constexpr(v: Any) -> Any:
             if not _is_static(v):
                 fail(v, "a constexpr (a value known at compile time)")
@@ -198,7 +194,7 @@ def _setattr(self: Any, name: str, value: Any) -> None:
                              f"(fields: {', '.join(fields) or 'none'})")
     value = f.check(value)
     if f.is_constexpr and name in self.__dict__ and _interpreting() \
-            and not _same_constexpr(self.__dict__[name], value):
+            and not core.same_static(self.__dict__[name], value):
         # the compiler refuses this inside a runtime loop or branch; so must the interpreter
         from ..interpreter.regions import check_constexpr_change
         check_constexpr_change(self, name, self.__dict__[name], value)
@@ -211,13 +207,6 @@ def _interpreting() -> bool:
     except RuntimeError:  # no kernel running: a host-side object
         return False
 
-
-def _same_constexpr(a: Any, b: Any) -> bool:
-    a, b = core._unwrap(a), core._unwrap(b)
-    try:
-        return a is b or (type(a) is type(b) and bool(a == b))
-    except Exception:
-        return False
 
 
 def _getattr(self: Any, name: str) -> Any:

@@ -50,6 +50,22 @@ _constexpr_to_value = _unwrap
 _unwrap_if_constexpr = _unwrap
 
 
+def is_constexpr_annotation(ann: Any) -> bool:
+    """`x: tl.constexpr` (the class, or a string annotation naming it)."""
+    return ann is constexpr or (isinstance(ann, str) and ann.replace(" ", "").split(".")[-1] == "constexpr")
+
+
+def same_static(a: Any, b: Any) -> bool:
+    """Two compile-time values are the same: one object, or equal values of one type."""
+    a, b = _unwrap(a), _unwrap(b)
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:
+        return False
+
+
 def _call_jit_function(fn: Any, args: list) -> Any:
     """Hook the frontend/interpreter replaces to call (inline) a @jit function
     from inside a builtin, e.g. a reduce combine function."""

@@ -68,12 +68,6 @@ class KernelParam:
         return self.default is not inspect.Parameter.empty
 
 
-def _is_constexpr_annotation(ann: Any) -> bool:
-    if ann is core.constexpr:
-        return True
-    return isinstance(ann, str) and ann.replace(" ", "").split(".")[-1] == "constexpr"
-
-
 class KernelInterface:
     """What `kernel[grid](...)` needs; shared by JITFunction and the tuners."""
 
@@ -106,7 +100,7 @@ class JITFunction(KernelInterface):
         self.interpret = bool(interpret) or interpret_requested()
         sig = inspect.signature(fn)
         self.signature = sig
-        self.params = [KernelParam(p.name, i, _is_constexpr_annotation(p.annotation), p.default, p.annotation)
+        self.params = [KernelParam(p.name, i, core.is_constexpr_annotation(p.annotation), p.default, p.annotation)
                        for i, p in enumerate(sig.parameters.values())]
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
