@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..language import core
-from ..language.aggregate import field_values, fields_of, is_aggregate, new_instance, serial_of, set_raw
+from ..language.aggregate import constexpr_change_message, field_values, fields_of, is_aggregate, new_instance, serial_of, set_raw
 from ..language.aggregate import _serial as _object_serial
 from .values import flatten, is_number, is_static, is_tensor, same_static, to_tensor, unwrap
 
@@ -224,9 +224,7 @@ def set_field(gen: Any, node: ast.AST, obj: Any, name: str, value: Any, checked:
     regions = _regions(gen)
     if f is not None and f.is_constexpr and regions and serial_of(obj) < regions[-1][0] \
             and name in obj.__dict__ and not same_static(obj.__dict__[name], value):
-        raise gen.error(node, f"constexpr field '{name}' of aggregate '{type(obj).__name__}' cannot change inside "
-                              f"{regions[-1][1]} (from {unwrap(obj.__dict__[name])!r} to {unwrap(value)!r}): its "
-                              "value must be the same on every path")
+        raise gen.error(node, constexpr_change_message(obj, name, obj.__dict__[name], value, regions[-1][1]))
     if checked:
         setattr(obj, name, value)
     else:

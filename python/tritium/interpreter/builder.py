@@ -8,6 +8,8 @@ compiled code: integers wrap, f32 stays f32, see arith.py for the edge cases.
 """
 from __future__ import annotations
 
+import functools
+
 import os
 import sys
 from typing import Any, Callable, Sequence
@@ -71,6 +73,12 @@ def ktype_of(h: Any) -> dtype:
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+
+@functools.lru_cache(maxsize=1024)
+def is_user_file(filename: str) -> bool:
+    """Kernel code, as opposed to the tritium package (asked per frame, per event)."""
+    return not os.path.abspath(filename).startswith(_PKG_DIR)
+
 _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
         "gt": np.greater, "ge": np.greater_equal}
 _UNARY_FLOAT = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
@@ -102,7 +110,7 @@ class NumpyBuilder:
         f = sys._getframe(1)
         while f is not None:
             fname = f.f_code.co_filename
-            if not os.path.abspath(fname).startswith(_PKG_DIR):
+            if is_user_file(fname):
                 return Location(fname, f.f_lineno)
             f = f.f_back
         return self._loc

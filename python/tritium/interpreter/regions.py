@@ -14,7 +14,6 @@ import ast
 import builtins
 import inspect
 import linecache
-import os
 import sys
 import textwrap
 import types
@@ -24,8 +23,9 @@ from typing import Any
 from ..compiler.errors import CompilationError
 from ..language import core
 from ..language import iterators
+from ..language.aggregate import constexpr_change_message
+from .builder import is_user_file
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LOOP_FUNCTIONS = (builtins.range, iterators.range)
 # Operators whose re-evaluation has no side effect (no memory access, no dot).
 _PURE_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift,
@@ -41,7 +41,7 @@ def _user_frames(frame: types.FrameType | None) -> list[types.FrameType]:
     while frame is not None:
         if frame.f_code is run_grid.__code__:
             return out
-        if not os.path.abspath(frame.f_code.co_filename).startswith(_PKG_DIR):
+        if is_user_file(frame.f_code.co_filename):
             out.append(frame)
         frame = frame.f_back
     return []  # not under run_grid: no kernel is running
@@ -180,8 +180,7 @@ def _error(frames: list[types.FrameType], obj: Any, name: str, old: Any, new: An
     stmt = _enclosing(fn.body, here.f_lineno, []) if fn is not None else None
     col = stmt.col_offset if stmt is not None and stmt.lineno == here.f_lineno else None
     err = CompilationError(
-        f"constexpr field '{name}' of aggregate '{type(obj).__name__}' cannot change inside {what} "
-        f"(from {core._unwrap(old)!r} to {core._unwrap(new)!r}): its value must be the same on every path",
+        constexpr_change_message(obj, name, old, new, what),
         here.f_code.co_filename, here.f_lineno, col, linecache.getline(here.f_code.co_filename, here.f_lineno))
     for callee, caller in zip(frames, frames[1:]):
         err.add_call_site(f"  in '{callee.f_code.co_name}' called from {caller.f_code.co_filename}:{caller.f_lineno}")

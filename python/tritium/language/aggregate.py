@@ -201,6 +201,13 @@ def _setattr(self: Any, name: str, value: Any) -> None:
     self.__dict__[name] = value
 
 
+def constexpr_change_message(obj: Any, name: str, old: Any, new: Any, where: str) -> str:
+    """The compiler's and the interpreter's error for a constexpr field of an
+    older object changed inside a runtime loop or branch (one text for both)."""
+    return (f"constexpr field '{name}' of aggregate '{type(obj).__name__}' cannot change inside {where} "
+            f"(from {core._unwrap(old)!r} to {core._unwrap(new)!r}): its value must be the same on every path")
+
+
 def _interpreting() -> bool:
     try:
         return bool(getattr(current_builder(), "is_interpreter", False))
