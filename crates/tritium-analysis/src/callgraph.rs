@@ -32,6 +32,14 @@ impl CallGraph {
         Ok(CallGraph { calls, post_order })
     }
 
+    /// Keeps only the functions `keep` holds, with their call sites; a kept
+    /// function must not call a dropped one (true of the set reachable from
+    /// chosen roots). Analyses then walk only those functions.
+    pub fn retain(&mut self, keep: impl Fn(Func) -> bool) {
+        self.post_order.retain(|&f| keep(f));
+        self.calls.retain(|&f, _| keep(f));
+    }
+
     /// Callers before callees.
     pub fn pre_order(&self) -> Vec<Func> {
         self.post_order.iter().rev().copied().collect()

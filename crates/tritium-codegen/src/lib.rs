@@ -23,10 +23,9 @@ pub use tritium_transforms::{run_passes, PassOptions};
 pub struct Options {
     pub arch: NvArch,
     pub num_warps: u32,
-    /// The conservative barriers around calls of functions that use shared
-    /// memory (at the callee's entry, and before the caller's next shared
-    /// access). Off only for testing that they matter: set
-    /// `TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER=1`.
+    /// The barriers membar keeps only because of a callee's summary (before
+    /// a call, and before the caller's next shared access after it). Off only
+    /// to show they matter: `TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER=1`.
     pub cross_call_barriers: bool,
     /// Tile-level passes run before layout assignment.
     pub passes: PassOptions,
@@ -106,9 +105,9 @@ pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: S
 /// shared bytes, the kernels' symbols in module order and the allocation dump.
 fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Module, options: &Options) -> Result<(u32, Vec<String>, String)> {
     use std::collections::{HashMap, HashSet};
-    use tritium_analysis::{BufferKind, CallGraph, ModuleAllocation};
+    use tritium_analysis::{BufferKind, CallGraph, MembarOptions, ModuleAllocation, ModuleMembar};
 
-    let graph = CallGraph::build(module).map_err(|e| CodegenError::Option(format!("invalid call graph: {e}")))?;
+    let mut graph = CallGraph::build(module).map_err(|e| CodegenError::Option(format!("invalid call graph: {e}")))?;
     // reachable from kernels; other functions are inlined helpers the frontend kept
     let mut reachable: HashSet<tritium_ir::Func> = module.funcs.iter().filter(|(_, f)| f.kernel).map(|(id, _)| id).collect();
     if reachable.is_empty() {
@@ -125,10 +124,13 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Modu
             }
         }
     }
+    // unreached functions are helpers the frontend inlined: no analysis sees them
+    // (their call sites must not weaken a callee's facts or ask for allocation)
+    graph.retain(|f| reachable.contains(&f));
     // callers first, so a callee's argument facts join all its call sites
     let mut axis = tritium_analysis::ModuleAxisInfo::compute(module, &graph);
     let mut infos = HashMap::new();
-    for &f in graph.post_order.iter().filter(|f| reachable.contains(f)) {
+    for &f in &graph.post_order {
         let facts = axis.funcs.remove(&f).ok_or_else(|| CodegenError::Llvm(format!("no axis info for @{}", module.funcs[f].name)))?;
         let info = lower::lower_function(llvm, target, module, f, options.num_warps, &infos, facts)?;
         infos.insert(f, info);
@@ -140,9 +142,18 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Modu
         |f, op| infos[&f].calls.iter().find(|c| c.0 == op).map_or(0, |c| c.1),
     )
     .map_err(CodegenError::Llvm)?;
-    let mut traces: HashMap<_, _> = infos.iter_mut().map(|(&f, i)| (f, std::mem::take(&mut i.barriers))).collect();
-    let order: Vec<_> = graph.post_order.iter().copied().filter(|f| reachable.contains(f)).collect();
-    lower::insert_barriers(&order, &mut traces, |f, op| alloc.funcs[&f].offset_of(op, BufferKind::Virtual).unwrap_or(0), options.cross_call_barriers)?;
+    // barriers: membar over every function's trace, callees first, with each
+    // call at its site's offset; candidates it does not keep are erased
+    let mut traces = HashMap::new();
+    for (&f, info) in &infos {
+        let a = &alloc.funcs[&f];
+        traces.insert(f, info.barriers.trace(|op| a.offset_of(op, BufferKind::Virtual).unwrap_or(0))?);
+    }
+    let membar = ModuleMembar::compute(&graph, |f| traces[&f].as_slice(), MembarOptions { cross_call_barriers: options.cross_call_barriers })
+        .map_err(|e| CodegenError::Llvm(format!("membar: {e}")))?;
+    for (f, info) in infos.iter_mut() {
+        info.barriers.erase_unneeded(&membar.funcs[f].needed);
+    }
     let i32t = llvm.context.i32_type();
     for (f, info) in &infos {
         let a = &alloc.funcs[f];

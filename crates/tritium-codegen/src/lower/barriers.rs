@@ -2,12 +2,13 @@
 //! function is lowered, every barrier is emitted and recorded in an access
 //! trace (scratch writes and reads, loops, branches, calls): the one before a
 //! scratch op's writes is a *candidate*, the one between its writes and reads
-//! always stays. Once the function (or, with calls, the module's allocation)
-//! is done, membar says which candidates are needed and the others are erased.
-use std::collections::HashMap;
+//! always stays. Once every function is lowered and the module's shared
+//! memory allocated (calls need their sites' offsets), `ModuleMembar` decides,
+//! callees first, which candidates are needed; the others are erased.
+use std::collections::BTreeSet;
 
 use inkwell::values::InstructionValue;
-use tritium_analysis::{analyze, Access, CandidateId, MembarOptions, Node, Summary};
+use tritium_analysis::{Access, CandidateId, Node};
 use tritium_ir::{Func, Op};
 
 use super::Lowering;
@@ -21,52 +22,36 @@ pub(crate) struct BarrierTrace<'c> {
     /// Call sites in trace order; a traced `Call`'s `base` indexes this
     /// until the sites' offsets are known (`with_bases`).
     call_sites: Vec<Op>,
-    /// Set once membar ran and the unneeded candidates were erased.
-    pub summary: Option<Summary>,
 }
 
 impl Default for BarrierTrace<'_> {
     fn default() -> Self {
-        BarrierTrace { frames: vec![Vec::new()], candidates: Vec::new(), call_sites: Vec::new(), summary: None }
+        BarrierTrace { frames: vec![Vec::new()], candidates: Vec::new(), call_sites: Vec::new() }
     }
 }
 
 impl<'c> BarrierTrace<'c> {
-
     fn push(&mut self, node: Node) {
         self.frames.last_mut().expect("the function's frame is never popped").push(node);
     }
 
-    fn trace(&self) -> &[Node] {
-        &self.frames[0]
-    }
-
-    pub fn has_calls(&self) -> bool {
-        !self.call_sites.is_empty()
-    }
-
-    /// Runs membar on this function and erases the candidates it does not
-    /// need; `base_of(site)` is each call site's offset in this function's space.
-    pub fn decide(
-        &mut self,
-        summaries: &HashMap<Func, Summary>,
-        base_of: impl Fn(Op) -> u32,
-        options: MembarOptions,
-    ) -> Result<Summary> {
+    /// The function's whole trace, each call carrying its site's offset
+    /// `base_of(site)` in this function's shared space (known after allocation).
+    pub fn trace(&self, base_of: impl Fn(Op) -> u32) -> Result<Vec<Node>> {
         if self.frames.len() != 1 {
             return Err(CodegenError::Llvm("membar: a region's trace was left open".into()));
         }
         let bases: Vec<u32> = self.call_sites.iter().map(|&op| base_of(op)).collect();
-        let trace = with_bases(self.trace(), &bases);
-        let result = analyze(&trace, summaries, options).map_err(|e| CodegenError::Llvm(format!("membar: {e}")))?;
-        for (i, inst) in self.candidates.iter().enumerate() {
-            if !result.needed.contains(&CandidateId(i as u32)) {
+        Ok(with_bases(&self.frames[0], &bases))
+    }
+
+    /// Erases the candidate barriers membar did not keep.
+    pub fn erase_unneeded(&mut self, needed: &BTreeSet<CandidateId>) {
+        for (i, inst) in self.candidates.drain(..).enumerate() {
+            if !needed.contains(&CandidateId(i as u32)) {
                 inst.erase_from_basic_block();
             }
         }
-        self.candidates.clear();
-        self.summary = Some(result.summary.clone());
-        Ok(result.summary)
     }
 }
 
@@ -144,41 +129,8 @@ impl<'a, 'c> Lowering<'a, 'c> {
         self.smem.barriers.push(node);
     }
 
-    /// At the end of a function's lowering: a function without calls is
-    /// decided now; one with calls waits for the module's allocation
-    /// (`decide` with its call sites' offsets), its candidates kept until then.
-    pub(super) fn smem_finish(&mut self) -> Result<()> {
-        if !self.smem.barriers.has_calls() {
-            self.smem.barriers.decide(&HashMap::new(), |_| 0, MembarOptions::default())?;
-        }
-        Ok(())
-    }
-
     /// This function's trace, for module-level membar after allocation.
     pub(crate) fn take_barrier_trace(&mut self) -> BarrierTrace<'c> {
         std::mem::take(&mut self.smem.barriers)
     }
-}
-
-/// Module-level membar, callees first: decides every function whose trace has
-/// calls, once `offset(func, site)` (each call site's virtual offset) is
-/// known. `traces` holds every lowered function; those decided at lowering
-/// already carry their summary.
-pub(crate) fn insert_barriers(
-    post_order: &[Func],
-    traces: &mut HashMap<Func, BarrierTrace<'_>>,
-    offset: impl Fn(Func, Op) -> u32,
-    cross_call_barriers: bool,
-) -> Result<HashMap<Func, Summary>> {
-    let options = MembarOptions { cross_call_barriers };
-    let mut summaries = HashMap::new();
-    for &f in post_order {
-        let Some(t) = traces.get_mut(&f) else { continue };
-        let summary = match &t.summary {
-            Some(s) => s.clone(),
-            None => t.decide(&summaries, |op| offset(f, op), options)?,
-        };
-        summaries.insert(f, summary);
-    }
-    Ok(summaries)
 }

@@ -21,8 +21,8 @@ use crate::layout::BlockedLayout;
 use crate::llvm::Llvm;
 use crate::target::{Axis, Target};
 
-/// How one function was lowered: what its callers need (signature, layouts,
-/// whether it touches shared memory) and what module allocation needs.
+/// How one function was lowered: what its callers need (signature, layouts)
+/// and what module allocation and membar need.
 pub struct FunctionInfo<'c> {
     pub function: FunctionValue<'c>,
     /// Per IR argument: its layout when it is a tensor.
@@ -33,11 +33,8 @@ pub struct FunctionInfo<'c> {
     pub requests: Vec<BufferRequest>,
     /// Per call site: (op, position, the global holding its virtual offset).
     pub calls: Vec<(Op, u32, GlobalValue<'c>)>,
-    /// Shared memory of the function with its callees' (upper bound before
-    /// module allocation: what decides whether calls need barriers).
-    pub uses_shared: bool,
-    /// Shared-memory accesses and candidate barriers; functions with calls
-    /// are decided by membar once the module's allocation is known.
+    /// Shared-memory accesses and candidate barriers, decided by membar once
+    /// the module's allocation is known.
     pub(crate) barriers: super::barriers::BarrierTrace<'c>,
 }
 
@@ -45,7 +42,6 @@ pub struct FunctionInfo<'c> {
 pub(crate) struct CallState<'a, 'c> {
     pub callees: &'a HashMap<Func, FunctionInfo<'c>>,
     pub sites: Vec<(Op, u32, GlobalValue<'c>)>,
-    pub callee_uses_shared: bool,
 }
 
 /// Lowers function `func_id` of `module` into `llvm.module`, launched with
@@ -133,7 +129,7 @@ pub fn lower_function<'c>(
         values: HashMap::new(),
         tid,
         smem_base,
-        calls: CallState { callees, sites: Vec::new(), callee_uses_shared: false },
+        calls: CallState { callees, sites: Vec::new() },
     };
     let mut p = 0u32;
     for (i, (&arg, layout)) in func.args().iter().zip(&arg_layouts).enumerate() {
@@ -154,7 +150,6 @@ pub fn lower_function<'c>(
     for &op in &func.region_block(func.body).ops {
         lw.lower_op(op)?;
     }
-    lw.shared_bytes()?;
     // one position per scratch use and per call, in lowering order (each is
     // fenced by barriers, so their intervals are single points)
     let raw = lw.scratch_requests().to_vec();
@@ -172,11 +167,10 @@ pub fn lower_function<'c>(
     for (j, c) in calls.iter_mut().enumerate().skip(next_call) {
         c.1 += j as u32;
     }
-    let uses_shared = !requests.is_empty() || lw.calls.callee_uses_shared;
     let barriers = lw.take_barrier_trace();
     llvm.builder.position_at_end(entry);
     llvm.builder.build_unconditional_branch(body)?;
-    Ok(FunctionInfo { function: f, arg_layouts, result_layouts, requests, calls, uses_shared, barriers })
+    Ok(FunctionInfo { function: f, arg_layouts, result_layouts, requests, calls, barriers })
 }
 
 /// The struct a device function returns its results' registers in (None when it returns nothing).
@@ -235,9 +229,6 @@ impl<'a, 'c> Lowering<'a, 'c> {
         // the number of scratch uses before the call; made a position in `lower_function`
         let before = self.scratch_requests().len() as u32;
         self.calls.sites.push((op, before, offset));
-        if info.uses_shared {
-            self.calls.callee_uses_shared = true;
-        }
         let results = self.op(op).results.clone();
         if results.is_empty() {
             return Ok(());

@@ -4,7 +4,7 @@
 //! an op lowered elsewhere (which expects canonical registers) gets them
 //! converted first (`prepare_operands`). Scratch is op-local, so every scratch
 //! buffer sits at offset 0 (what `tritium_analysis::Allocation` gives op-local
-//! buffers when nothing else is live; checked in `shared_bytes`). Barriers:
+//! buffers when nothing else is live; checked in `lower_module`). Barriers:
 //! one between each scratch op's writes and reads, and a candidate before its
 //! writes that membar erases unless an earlier access may conflict (barriers.rs).
 use std::collections::HashSet;
@@ -13,12 +13,12 @@ use inkwell::module::Linkage;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
-use tritium_analysis::{Access, Allocation, BufferKind, BufferRequest};
+use tritium_analysis::{Access, BufferKind, BufferRequest};
 use tritium_ir::{Function, Op, ScalarKind, Type, Value};
 
 use super::barriers::BarrierTrace;
 use super::{Lowering, Regs};
-use crate::error::{CodegenError, Result};
+use crate::error::Result;
 use crate::layout::BlockedLayout;
 use crate::llvm::Llvm;
 use crate::target::Target;
@@ -307,17 +307,5 @@ impl<'a, 'c> Lowering<'a, 'c> {
         }
         self.scratch_done();
         Ok(out)
-    }
-
-    /// The kernel's shared memory size, from the scratch requests lowering made.
-    /// Also ends the function's barrier trace: membar decides its candidates here.
-    pub(super) fn shared_bytes(&mut self) -> Result<u32> {
-        self.smem_finish()?;
-        let alloc = Allocation::compute(&self.smem.requests).map_err(CodegenError::Llvm)?;
-        // lowering addresses every scratch buffer at 0: valid only while buffers never overlap in time
-        if let Some(b) = alloc.buffers.iter().find(|b| b.offset != 0) {
-            return Err(CodegenError::Llvm(format!("scratch buffer of op {:?} allocated at {} (lowering assumes 0)", b.request.op, b.offset)));
-        }
-        Ok(alloc.total)
     }
 }

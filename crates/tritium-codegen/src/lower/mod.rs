@@ -57,7 +57,6 @@ pub(crate) struct Lowering<'a, 'c> {
 }
 
 pub use call::lower_function;
-pub(crate) use barriers::insert_barriers;
 
 /// The LLVM type of a scalar or pointer IR type; `Err` names why not.
 pub(crate) fn llvm_scalar_type<'c>(llvm: &Llvm<'c>, module: &Module, ty: Type) -> std::result::Result<BasicTypeEnum<'c>, String> {
