@@ -52,6 +52,10 @@ pub struct OpInfo {
     pub regions: u32,
     pub attrs: &'static [AttrSpec],
     pub terminator: bool,
+    /// Results depend only on operands and attributes, with no other effect:
+    /// passes may merge equal ones and drop unused ones. Off unless marked,
+    /// so a new op is never removed by mistake.
+    pub pure: bool,
 }
 
 const fn req(name: &'static str, kind: AttrKind) -> AttrSpec {
@@ -62,7 +66,7 @@ const fn opt(name: &'static str, kind: AttrKind) -> AttrSpec {
 }
 
 const fn op(name: &'static str, min: u32, max: Option<u32>, results: Results) -> OpInfo {
-    OpInfo { name, min_operands: min, max_operands: max, results, regions: 0, attrs: &[], terminator: false }
+    OpInfo { name, min_operands: min, max_operands: max, results, regions: 0, attrs: &[], terminator: false, pure: false }
 }
 const fn fixed(name: &'static str, n: u32, res: u32) -> OpInfo {
     op(name, n, Some(n), Results::Fixed(res))
@@ -79,6 +83,10 @@ const fn term(mut o: OpInfo) -> OpInfo {
     o.terminator = true;
     o
 }
+const fn pure(mut o: OpInfo) -> OpInfo {
+    o.pure = true;
+    o
+}
 
 use AttrKind::*;
 use Results::{Fixed, Variadic};
@@ -90,51 +98,51 @@ const CAN_REORDER: &[AttrSpec] = &[req("can_reorder", Bool)];
 
 pub static OPS: &[OpInfo] = &[
     // constants and ids
-    with_attrs(fixed("const", 0, 1), &[req("value", Number)]),
-    fixed("splat", 1, 1),
-    with_attrs(fixed("arange", 0, 1), &[req("start", Int), req("end", Int)]),
-    with_attrs(fixed("program_id", 0, 1), AXIS),
-    with_attrs(fixed("num_programs", 0, 1), AXIS),
+    pure(with_attrs(fixed("const", 0, 1), &[req("value", Number)])),
+    pure(fixed("splat", 1, 1)),
+    pure(with_attrs(fixed("arange", 0, 1), &[req("start", Int), req("end", Int)])),
+    pure(with_attrs(fixed("program_id", 0, 1), AXIS)),
+    pure(with_attrs(fixed("num_programs", 0, 1), AXIS)),
     // elementwise arithmetic
-    fixed("add", 2, 1),
-    fixed("sub", 2, 1),
-    fixed("mul", 2, 1),
-    fixed("div", 2, 1),
-    fixed("div_rn", 2, 1),
-    fixed("rem", 2, 1),
-    fixed("and", 2, 1),
-    fixed("or", 2, 1),
-    fixed("xor", 2, 1),
-    fixed("shl", 2, 1),
-    fixed("shr", 2, 1),
-    with_attrs(fixed("min", 2, 1), PROPAGATE_NAN),
-    with_attrs(fixed("max", 2, 1), PROPAGATE_NAN),
-    fixed("umulhi", 2, 1),
-    with_attrs(fixed("cmp", 2, 1), &[req("pred", Str)]),
-    fixed("neg", 1, 1),
-    fixed("not", 1, 1),
-    fixed("abs", 1, 1),
-    fixed("exp", 1, 1),
-    fixed("exp2", 1, 1),
-    fixed("log", 1, 1),
-    fixed("log2", 1, 1),
-    fixed("sqrt", 1, 1),
-    fixed("sqrt_rn", 1, 1),
-    fixed("rsqrt", 1, 1),
-    fixed("sin", 1, 1),
-    fixed("cos", 1, 1),
-    fixed("floor", 1, 1),
-    fixed("ceil", 1, 1),
-    fixed("erf", 1, 1),
-    fixed("fma", 3, 1),
-    fixed("select", 3, 1),
-    with_attrs(fixed("clamp", 3, 1), PROPAGATE_NAN),
+    pure(fixed("add", 2, 1)),
+    pure(fixed("sub", 2, 1)),
+    pure(fixed("mul", 2, 1)),
+    pure(fixed("div", 2, 1)),
+    pure(fixed("div_rn", 2, 1)),
+    pure(fixed("rem", 2, 1)),
+    pure(fixed("and", 2, 1)),
+    pure(fixed("or", 2, 1)),
+    pure(fixed("xor", 2, 1)),
+    pure(fixed("shl", 2, 1)),
+    pure(fixed("shr", 2, 1)),
+    pure(with_attrs(fixed("min", 2, 1), PROPAGATE_NAN)),
+    pure(with_attrs(fixed("max", 2, 1), PROPAGATE_NAN)),
+    pure(fixed("umulhi", 2, 1)),
+    pure(with_attrs(fixed("cmp", 2, 1), &[req("pred", Str)])),
+    pure(fixed("neg", 1, 1)),
+    pure(fixed("not", 1, 1)),
+    pure(fixed("abs", 1, 1)),
+    pure(fixed("exp", 1, 1)),
+    pure(fixed("exp2", 1, 1)),
+    pure(fixed("log", 1, 1)),
+    pure(fixed("log2", 1, 1)),
+    pure(fixed("sqrt", 1, 1)),
+    pure(fixed("sqrt_rn", 1, 1)),
+    pure(fixed("rsqrt", 1, 1)),
+    pure(fixed("sin", 1, 1)),
+    pure(fixed("cos", 1, 1)),
+    pure(fixed("floor", 1, 1)),
+    pure(fixed("ceil", 1, 1)),
+    pure(fixed("erf", 1, 1)),
+    pure(fixed("fma", 3, 1)),
+    pure(fixed("select", 3, 1)),
+    pure(with_attrs(fixed("clamp", 3, 1), PROPAGATE_NAN)),
     // casts and pointers
-    with_attrs(fixed("cast", 1, 1), &[opt("rounding", Str)]),
-    fixed("bitcast", 1, 1),
-    fixed("ptr_to_int", 1, 1),
-    fixed("int_to_ptr", 1, 1),
-    fixed("addptr", 2, 1),
+    pure(with_attrs(fixed("cast", 1, 1), &[opt("rounding", Str)])),
+    pure(fixed("bitcast", 1, 1)),
+    pure(fixed("ptr_to_int", 1, 1)),
+    pure(fixed("int_to_ptr", 1, 1)),
+    pure(fixed("addptr", 2, 1)),
     // memory and atomics
     with_attrs(
         op("load", 1, Some(3), Fixed(1)),
@@ -147,21 +155,21 @@ pub static OPS: &[OpInfo] = &[
     ),
     with_attrs(fixed("atomic_cas", 3, 1), &[req("sem", Str), req("scope", Str)]),
     // shape ops
-    fixed("broadcast", 1, 1),
-    with_attrs(fixed("expand_dims", 1, 1), AXIS),
-    with_attrs(fixed("reshape", 1, 1), CAN_REORDER),
-    with_attrs(fixed("permute", 1, 1), &[req("order", IntArray)]),
-    fixed("join", 2, 1),
-    fixed("split", 1, 2),
-    with_attrs(fixed("cat", 2, 1), CAN_REORDER),
+    pure(fixed("broadcast", 1, 1)),
+    pure(with_attrs(fixed("expand_dims", 1, 1), AXIS)),
+    pure(with_attrs(fixed("reshape", 1, 1), CAN_REORDER)),
+    pure(with_attrs(fixed("permute", 1, 1), &[req("order", IntArray)])),
+    pure(fixed("join", 2, 1)),
+    pure(fixed("split", 1, 2)),
+    pure(with_attrs(fixed("cat", 2, 1), CAN_REORDER)),
     // reductions, scans, dot
-    with_regions(with_attrs(op("reduce", 1, None, Variadic), AXIS), 1),
-    with_regions(with_attrs(op("scan", 1, None, Variadic), &[req("axis", Int), req("reverse", Bool)]), 1),
-    with_attrs(fixed("dot", 3, 1), &[req("input_precision", Str), req("max_num_imprecise_acc", Int)]),
+    pure(with_regions(with_attrs(op("reduce", 1, None, Variadic), AXIS), 1)),
+    pure(with_regions(with_attrs(op("scan", 1, None, Variadic), &[req("axis", Int), req("reverse", Bool)]), 1)),
+    pure(with_attrs(fixed("dot", 3, 1), &[req("input_precision", Str), req("max_num_imprecise_acc", Int)])),
     // hints
-    with_attrs(fixed("multiple_of", 1, 1), HINT),
-    with_attrs(fixed("max_contiguous", 1, 1), HINT),
-    with_attrs(fixed("max_constancy", 1, 1), HINT),
+    pure(with_attrs(fixed("multiple_of", 1, 1), HINT)),
+    pure(with_attrs(fixed("max_contiguous", 1, 1), HINT)),
+    pure(with_attrs(fixed("max_constancy", 1, 1), HINT)),
     // control flow and calls
     with_regions(op("for", 3, None, Variadic), 1),
     with_regions(op("if", 1, Some(1), Variadic), 2),
@@ -194,7 +202,10 @@ pub fn asm_operand_constraints(constraints: &str) -> Vec<&str> {
     constraints.split(',').map(str::trim).filter(|c| !c.is_empty() && !c.starts_with('~')).collect()
 }
 
-/// Version of the binary format; bumped on any change to `OPS` or the codec.
+/// Version of the binary format: bumped when the codec changes or an
+/// existing op's number, operands or attributes change. Appending an op keeps
+/// it (every earlier encoding still decodes to the same module); encoded IR
+/// never crosses compiler versions anyway (the disk-cache key includes the version).
 pub const FORMAT_VERSION: u32 = 1;
 
 /// An index into `OPS`.
