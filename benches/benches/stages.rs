@@ -40,10 +40,10 @@ const STAGES: &[Stage] = &[
         drop(black_box(tritium_analysis::ModuleAxisInfo::compute(&k.module, &graph)))
     }),
     // tile-level passes, each on a fresh clone (subtract the `clone` row)
-    ("fold", |k| drop(black_box(tritium_transforms::fold_constants(&mut k.module.clone())))),
-    ("canonicalize", |k| drop(black_box(tritium_transforms::canonicalize(&mut k.module.clone())))),
-    ("cse", |k| drop(black_box(tritium_transforms::eliminate_common_subexpressions(&mut k.module.clone())))),
-    ("dce", |k| drop(black_box(tritium_transforms::eliminate_dead_code(&mut k.module.clone())))),
+    ("fold", |k| { black_box(tritium_transforms::fold_constants(&mut k.module.clone())); }),
+    ("canonicalize", |k| { black_box(tritium_transforms::canonicalize(&mut k.module.clone())); }),
+    ("cse", |k| { black_box(tritium_transforms::eliminate_common_subexpressions(&mut k.module.clone())); }),
+    ("dce", |k| { black_box(tritium_transforms::eliminate_dead_code(&mut k.module.clone())); }),
     ("run_passes", |k| {
         let opts = tritium_transforms::PassOptions { verify_each: false, ..Default::default() };
         drop(black_box(tritium_transforms::run_passes(&mut k.module.clone(), &opts, None)))

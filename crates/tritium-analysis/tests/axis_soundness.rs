@@ -178,7 +178,7 @@ fn facts_hold_on_random_programs() {
         let module = parse(&p.text).unwrap_or_else(|e| panic!("{e}\n{}", p.text));
         verify(&module).unwrap_or_else(|e| panic!("{e}\n{}", p.text));
         let info = ModuleAxisInfo::compute(&module, &CallGraph::build(&module).unwrap());
-        let (fid, func) = module.funcs.iter().next().unwrap();
+        let (fid, _) = module.funcs.iter().next().unwrap();
         let fi = info.func(fid).unwrap();
         // values are numbered in definition order here (no regions)
         for (k, concrete) in p.vals.iter().enumerate().skip(args.len()) {
