@@ -311,3 +311,9 @@ def test_interpreter_abc():
     out = np.zeros(2, np.float32)
     run_grid(abc_kernel, (1,), [x, out], kwargs={"BLOCK": 512})
     np.testing.assert_allclose(out, ref_abc(x), rtol=1e-5)
+
+
+def test_compile_keeps_the_allocation_dump():
+    k = tritium.compile(reduce_two_sites_kernel, signature="*fp32, *fp32", constexprs={"BLOCK": 1024},
+                        target="cuda:90", num_warps=4)
+    assert k.asm["allocation"].count("-> @centered") == 2, k.asm["allocation"]

@@ -146,6 +146,8 @@ def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, n
     if dump_stages:
         asm["stages"] = [(str(stage), str(text)) for stage, text in out["stages"]]
     asm["llir"], asm["ptx"] = out["llir"], out["ptx"]
+    # per function: its shared-memory buffers (scratch, virtual per call site) and each call path's base
+    asm["allocation"] = out["allocation"]
     # the PTX entry name: the kernel's name unless it is not a valid PTX identifier
     meta["symbol"] = out["kernels"][0] if out["kernels"] else name
     # scratch for reductions and layout conversions: the kernel's dynamic shared memory
