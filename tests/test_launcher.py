@@ -284,3 +284,72 @@ def test_a_none_default_keeps_the_rust_key():
     b = CountingTensor(128)
     s.key_python((t, 5, b, 4))
     assert s.bind(t, 5, bias_ptr=b)[0] == s.key_python((t, 5, b, 4))
+
+
+@tritium.jit
+def kc(x, n, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    pass
+
+
+def test_keys_without_constexprs_are_bytes_alone():
+    s, L, _ = launcher()
+    t = c_tensor(1 << 20)
+    s.key_python((t, 5, 0.5, 16))
+    key, _, _ = L.prepare_only(1, (t, 5, 0.5, 16))
+    assert isinstance(key, tuple) and key == s.key_python((t, 5, 0.5, 16))   # B is a constexpr
+
+    @tritium.jit
+    def plain(x, n):
+        pass
+    sp = specializer(plain)
+    key = sp.key_python((t, 5))
+    assert isinstance(key, bytes) and len(key) == 16 and sp.bind(t, 5)[0] == key
+    assert sp.specialization(key).signature["n"] == tl.int32
+
+
+@pytest.mark.parametrize("consts,inline", [((4, True, None), True), ((1, False, 7), True),
+                                           ((2 ** 63 - 1, True, -5), True),
+                                           ((2 ** 64, True, None), False), ((1.5, True, None), False),
+                                           (("s", True, None), False), (((1, 2), True, None), False)])
+def test_native_key_holds_int_bool_none_constexprs_inline(consts, inline):
+    """The launcher's table key: ints within i64, bools and None inline;
+    anything else leaves the key to Python's (class, value) entries."""
+    s = specializer(kc)
+    t = c_tensor(1 << 20)
+    s.key_python((t, 5) + consts)
+    key = s._plan.key((t, 5) + consts)
+    assert key == s.key_python((t, 5) + consts)
+    native = s._plan.native_key(key)
+    assert (native is not None) == inline
+    if inline:
+        assert len(native) == 2 * 5 and native[1] == native[3] == 0      # runtime entries carry no value
+        other = s._plan.native_key(s.key_python((t, 5) + consts[:2] + (("x", 1),)))
+        assert other is None or other != native
+
+
+def test_native_keys_tell_classes_and_values_apart():
+    s = specializer(kc)
+    t = c_tensor(1 << 20)
+    s.key_python((t, 5, 1, True, None))
+    nat = {c: tuple(s._plan.native_key(s.key_python((t, 5) + c))) for c in
+           [(1, True, None), (True, True, None), (1, 1, None), (0, True, None), (1, True, 0), (-1, True, None)]}
+    assert len(set(nat.values())) == len(nat)
+
+
+def test_native_key_rejects_keys_of_another_signature():
+    s = specializer(kc)
+    with pytest.raises(ValueError, match="another signature"):
+        s._plan.native_key(b"\0" * 8)
+
+
+def test_options_of_a_call_without_any_are_an_empty_read_only_mapping():
+    s = specializer(kc)
+    t = c_tensor(1 << 20)
+    s.key_python((t, 5, 1, True, None))
+    _, _, opts = s.bind(t, 5, 1, True, None)
+    assert opts == {} and not opts
+    with pytest.raises(TypeError):
+        opts["num_warps"] = 8
+    _, _, opts = s.bind(t, 5, 1, True, None, num_warps=8)
+    assert opts == {"num_warps": 8}
+

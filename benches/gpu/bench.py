@@ -1,8 +1,9 @@
 """tritium vs Triton on one GPU, same kernels and sizes, in one run: memory
 bandwidth (kernel time: 20 launches per CUDA-event pair, median of 15
-windows, the two libraries alternating over 5 rounds), launch overhead
-(µs per launch of a tiny kernel, back to back) and cold compile time (first
-call in a fresh process with an empty cache). Kernels a library cannot
+windows), launch overhead (µs per launch of a tiny kernel, 20,000 back to
+back), both with the two libraries alternating over 5 rounds, median round
+reported, and cold compile time (first call in a fresh process with an
+empty cache). Kernels a library cannot
 compile yet are reported as skipped. Usage: python benches/gpu/bench.py"""
 from __future__ import annotations
 
@@ -103,11 +104,30 @@ def kernel_time_ms(fn, torch, per_pair: int = 20, reps: int = 15) -> float:
 class Case:
     """A prepared, checked bandwidth benchmark: `run` launches once and moves `nbytes`."""
 
+    unit = "TB/s"
+
     def __init__(self, run, nbytes: int):
         self.run, self.nbytes = run, nbytes
 
     def measure(self, torch) -> float:
         return self.nbytes / (kernel_time_ms(self.run, torch) * 1e-3) / 1e12
+
+
+class LaunchCase:
+    """A prepared launch benchmark: µs per launch of `run`, `n` back to back."""
+
+    unit = "us/launch"
+
+    def __init__(self, run, n: int = 20000):
+        self.run, self.n = run, n
+
+    def measure(self, torch) -> float:
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(self.n):
+            self.run()
+        torch.cuda.synchronize()
+        return (time.perf_counter() - t0) / self.n * 1e6
 
 
 def bench_vector_add(mod, torch) -> Case:
@@ -165,20 +185,13 @@ def bench_cumsum(mod, torch) -> Case:
     return Case(run, 2 * 4 * rows * cols)
 
 
-def bench_launch(mod, torch) -> tuple[float, str]:
+def bench_launch(mod, torch) -> LaunchCase:
     out = torch.empty(1, device="cuda", dtype=torch.int32)
     mod.tiny_kernel[(1,)](out, 3)
     torch.cuda.synchronize()
     assert out.item() == 3
-    n = 20000
-    best = float("inf")
-    for _ in range(3):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            mod.tiny_kernel[(1,)](out, 5)
-        torch.cuda.synchronize()
-        best = min(best, (time.perf_counter() - t0) / n * 1e6)
-    return best, "us/launch"
+    kernel = mod.tiny_kernel
+    return LaunchCase(lambda: kernel[(1,)](out, 5))
 
 
 # First call in a fresh process with an empty cache: import + compile + launch.
@@ -230,6 +243,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5, help="alternating measurement rounds per bandwidth benchmark")
     args = ap.parse_args()
     spread: dict = {}
+    round_ratios: dict = {}
     import importlib
 
     import torch
@@ -257,22 +271,26 @@ def main() -> int:
                     res[lib] = bench_cold(lib, tmp, fn)
                 else:
                     r = fn(mods[lib], torch)
-                    if isinstance(r, Case):
+                    if isinstance(r, (Case, LaunchCase)):
                         cases[lib] = r
                     else:
                         res[lib] = r
             except Exception as e:
                 msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                 res[lib] = (None, f"skipped: {type(e).__name__}: {msg[:120]}")
-        # bandwidth: the libraries alternate over several rounds so clock and
-        # thermal drift land on both; the median round is reported
+        # the libraries alternate over several rounds so clock, thermal and
+        # host drift land on both; the median round is reported
         samples: dict = {lib: [] for lib in cases}
         for _ in range(args.rounds):
             for lib, case in cases.items():
                 samples[lib].append(case.measure(torch))
         for lib, xs in samples.items():
-            res[lib] = (statistics.median(xs), "TB/s")
-            spread[(name, lib)] = (min(xs), max(xs))
+            res[lib] = (statistics.median(xs), cases[lib].unit)
+            spread[(name, lib)] = (min(xs), max(xs), cases[lib].unit)
+        if len(samples) == 2 and all(isinstance(c, LaunchCase) for c in cases.values()):
+            # each round's two timings are seconds apart: their ratio drifts least
+            per_round = sorted(a / b for a, b in zip(samples["tritium"], samples["triton"]))
+            round_ratios[name] = per_round
         rows.append((name, higher, res))
     print()
     print(f"{'benchmark':26} {'tritium':>18} {'triton':>18} {'ratio':>8}")
@@ -291,9 +309,12 @@ def main() -> int:
             if res[lib][0] is None:
                 print(f"  {name} [{lib}]: {res[lib][1]}")
     if spread:
-        print("bandwidth spread over rounds (min..max TB/s):")
-        for (name, lib), (lo, hi) in spread.items():
-            print(f"  {name} [{lib}]: {lo:.3f}..{hi:.3f}")
+        print("spread over rounds (min..max):")
+        for (name, lib), (lo, hi, unit) in spread.items():
+            print(f"  {name} [{lib}]: {lo:.3f}..{hi:.3f} {unit}")
+    for name, rs in round_ratios.items():
+        print(f"{name}: tritium/triton per round {', '.join(f'{r:.3f}' for r in rs)}; "
+              f"median {statistics.median(rs):.3f} (target <= 0.333)")
     dev = torch.cuda.get_device_name(0)
     print(f"device: {dev}")
     return 0

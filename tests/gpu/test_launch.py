@@ -209,6 +209,49 @@ def test_new_keys_miss_then_hit():
     assert len(fast) == len(k._cuda_launcher.table) == len(seen) == 8
 
 
+@tritium.jit
+def affine_kernel(x_ptr, out_ptr, n, SCALE: tl.constexpr, SHIFT: tl.constexpr, FLIP: tl.constexpr,
+                  TAG: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    y = tl.load(x_ptr + offs, mask=m) * SCALE
+    if SHIFT is not None:
+        y = y + SHIFT
+    if FLIP:
+        y = -y
+    tl.store(out_ptr + offs, y, mask=m)
+
+
+@pytest.mark.parametrize("scale,shift,flip,tag", [(2, 1, False, None), (2, 1, True, None), (3, None, False, None),
+                                                  (2.5, 1, False, None), (2, 1, False, "a")])
+def test_constexpr_kinds_hit_the_rust_table(scale, shift, flip, tag):
+    """Int, bool and None constexprs are held inline in the native table's
+    key; a float or string constexpr keeps the Python key. Either way the
+    second launch is served by the Rust entry, without the Python path."""
+    k = fresh(affine_kernel)
+    x = torch.randn(3000, device="cuda")
+    out = torch.empty_like(x)
+    want = (x * scale + (0 if shift is None else shift)) * (-1 if flip else 1)
+
+    def go():
+        out.zero_()
+        k[(3,)](x, out, 3000, SCALE=scale, SHIFT=shift, FLIP=flip, TAG=tag, BLOCK=1024)
+        torch.testing.assert_close(out, want)
+
+    go()
+    fast = k._cuda_launcher.fast
+    assert len(fast) == 1
+    calls = []
+    real = k._run_slow
+    k._run_slow = lambda *a: calls.append(a) or real(*a)
+    try:
+        go()
+        go()
+    finally:
+        del k._run_slow
+    assert calls == [] and len(fast) == 1
+
+
 def test_launch_options_take_the_python_path_and_stay_correct():
     k = fresh(scale_kernel)
     x = torch.randn(3000, device="cuda")

@@ -2,20 +2,80 @@
 //! python/tritium/runtime/specialization.py and computes the same key as its
 //! `key_python`, a few attribute reads per argument. Anything unusual (an
 //! unseen dtype, a numpy scalar, a huge int) returns None and Python decides.
-//! The launch fast path (launcher.rs) keys through `key_reads`, which also
-//! hands back each argument's value, so a tensor is read once per launch.
+//!
+//! `keyed` computes a launch's key without creating a Python object: one
+//! code per parameter plus, for a constexpr of type int, bool or None, its
+//! value inline. The launcher's table (launcher.rs) is keyed by that
+//! (`Keyed::native`); the Python key (`python_key`: bytes of the codes, then
+//! one (class, value) object per constexpr) is built only when Python needs
+//! it, or when a constexpr is some other object.
 use std::cell::RefCell;
+use std::mem::MaybeUninit;
 use std::os::raw::c_char;
+use std::ptr::addr_of_mut;
 
 use pyo3::ffi;
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::sync::GILProtected;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use pyo3::sync::{GILOnceCell, GILProtected};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 
-/// The code of a parameter whose key entry is an object (a constexpr).
+/// The Python key's code of a parameter whose entry is an object (a constexpr).
 const CONSTEXPR_SLOT: u64 = u64::MAX;
+/// Native-key tags of constexprs held inline; their payload is the value.
+/// An object constexpr is (CONSTEXPR_SLOT, 0) there, and only the Python
+/// key can tell two of them apart. Runtime codes (`tid << shift | mask`)
+/// stay far below these.
+const INLINE_INT: u64 = u64::MAX - 1;
+const INLINE_BOOL: u64 = u64::MAX - 2;
+const INLINE_NONE: u64 = u64::MAX - 3;
+const FIRST_TAG: u64 = INLINE_NONE;
+
+/// Signatures up to this many parameters are keyed without allocating;
+/// longer ones are keyed by Python.
+pub(crate) const NATIVE_PARAMS: usize = 32;
+
+/// One launch's arguments as the key saw them.
+pub(crate) struct Keyed {
+    n: usize,
+    /// per parameter: (code, inline constexpr value or 0)
+    native: [MaybeUninit<u64>; 2 * NATIVE_PARAMS],
+    reads: [MaybeUninit<Read>; NATIVE_PARAMS],
+    /// a constexpr entry is an object: the native key cannot stand for it
+    objects: bool,
+}
+
+impl Keyed {
+    /// An empty key, to be filled in place by `KeyPlan::keyed` (it is a
+    /// few hundred bytes: built where it is used, never moved).
+    #[inline(always)]
+    pub(crate) fn new() -> Keyed {
+        Keyed {
+            n: 0,
+            native: [const { MaybeUninit::uninit() }; 2 * NATIVE_PARAMS],
+            reads: [const { MaybeUninit::uninit() }; NATIVE_PARAMS],
+            objects: false,
+        }
+    }
+
+    fn codes(&self) -> &[u64] {
+        // SAFETY: `keyed` wrote the first 2n entries
+        unsafe { std::slice::from_raw_parts(self.native.as_ptr() as *const u64, 2 * self.n) }
+    }
+
+    /// The key of the launcher's table, or None when only the Python key
+    /// can tell this launch's constexprs apart.
+    pub(crate) fn native(&self) -> Option<&[u64]> {
+        (!self.objects).then(|| self.codes())
+    }
+
+    /// Each argument's value as read, in parameter order.
+    pub(crate) fn reads(&self) -> &[Read] {
+        // SAFETY: `keyed` wrote the first n entries
+        unsafe { std::slice::from_raw_parts(self.reads.as_ptr() as *const Read, self.n) }
+    }
+}
 
 /// A built-in test: `eq` (value == n) or divisibility (value % n == 0).
 struct Fast {
@@ -54,6 +114,7 @@ impl Tests {
         Ok(Tests { fast, slow })
     }
 
+    #[inline]
     fn mask(&self, v: i128, arg: &Bound<'_, PyAny>) -> PyResult<u64> {
         let mut m = 0;
         for f in &self.fast {
@@ -107,17 +168,24 @@ pub struct KeyPlan {
     dl_tid: Vec<(String, u64)>,
     // caches filled on first sight; the GIL guards them (no atomics per launch)
     types: GILProtected<RefCell<TypeCache>>,
-    dtypes: GILProtected<RefCell<Vec<(PyObject, u64)>>>,
+    /// (dtype object's address, pointer type id, the object, kept alive so the address stays its)
+    dtypes: GILProtected<RefCell<Vec<(usize, u64, PyObject)>>>,
     names: Vec<Py<PyString>>,
     defaults: Vec<Option<PyObject>>,
     options: Py<PyAny>,
+    /// what `bind` hands back as the launch options of a call without any:
+    /// one read-only empty mapping instead of a new dict per launch
+    no_options: PyObject,
     fallback: PyObject,
 }
 
-/// Outcome of keying one argument: an entry, or "let Python do it".
-enum Entry<'py> {
+/// Outcome of keying one argument.
+enum Entry {
+    /// a runtime argument: its code and value
     Code(u64, Read),
-    Obj(Bound<'py, PyAny>),
+    /// a constexpr: (INLINE_* tag, value), or (CONSTEXPR_SLOT, 0) for an object
+    Const(u64, u64),
+    /// let Python key this call
     Fallback,
 }
 
@@ -158,7 +226,9 @@ struct TypeInfo {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Read {
     Bool(bool),
-    Int(i128),
+    Int(i64),
+    /// an int above i64's range
+    UInt(u64),
     Float(f64),
     /// A device address (data_ptr, __cuda_array_interface__ or a CUDA DLPack tensor).
     Ptr(u64),
@@ -171,33 +241,51 @@ pub(crate) enum Read {
 /// The descriptors behind `DirectReads`, kept alive with the type they came from.
 type DirectRefs = Option<(PyObject, PyObject)>;
 
-/// Tensor-like types seen so far and how to read them.
-type TypeCache = Vec<(Py<PyType>, TypeInfo, DirectRefs)>;
+/// Tensor-like types seen so far, by address, and how to read them; the
+/// type object is kept alive so the address stays its.
+type TypeCache = Vec<(usize, TypeInfo, Py<PyType>, DirectRefs)>;
 
 /// `bind`'s result: (key, arguments in parameter order, launch options).
-type Bound3<'py> = (Bound<'py, PyTuple>, Bound<'py, PyTuple>, Bound<'py, PyDict>);
+type Bound3<'py> = (Bound<'py, PyAny>, Bound<'py, PyTuple>, Bound<'py, PyAny>);
 
-/// Python ints without the slow 128-bit conversion (abi3 has no fast path for it).
+/// A Python int's value without raising: None when it is below i64's range
+/// or above u64's (abi3 has no cheap 128-bit conversion).
 fn int_value(v: &Bound<'_, PyAny>) -> Option<i128> {
-    if let Ok(x) = v.extract::<i64>() {
+    let mut overflow = 0;
+    // SAFETY: `v` is a live object; the call sets `overflow` instead of raising for out-of-range ints
+    let x = unsafe { ffi::PyLong_AsLongLongAndOverflow(v.as_ptr(), &mut overflow) };
+    if overflow == 0 {
+        if x == -1 && PyErr::take(v.py()).is_some() {
+            return None; // not an int at all
+        }
         return Some(x as i128);
     }
-    v.extract::<u64>().ok().map(|x| x as i128)
+    if overflow < 0 {
+        return None;
+    }
+    // SAFETY: as above; an error (above u64) is taken right away
+    let u = unsafe { ffi::PyLong_AsUnsignedLongLong(v.as_ptr()) };
+    if u == u64::MAX && PyErr::take(v.py()).is_some() {
+        return None;
+    }
+    Some(u as i128)
+}
+
+/// `Py_TYPE(arg) == ty` for one of CPython's static types.
+fn is_type(arg: &Bound<'_, PyAny>, ty: *mut ffi::PyTypeObject) -> bool {
+    // SAFETY: reading the type of a live object
+    unsafe { ffi::Py_TYPE(arg.as_ptr()) == ty }
 }
 
 impl KeyPlan {
     fn type_info(&self, arg: &Bound<'_, PyAny>) -> PyResult<TypeInfo> {
         let py = arg.py();
-        let ty = arg.get_type();
-        if let Some((_, info, _)) = self
-            .types
-            .get(py)
-            .borrow()
-            .iter()
-            .find(|(t, _, _)| t.bind(py).is(&ty))
-        {
+        // SAFETY: reading the type of a live object
+        let tp = unsafe { ffi::Py_TYPE(arg.as_ptr()) } as usize;
+        if let Some((_, info, _, _)) = self.types.get(py).borrow().iter().find(|(t, ..)| *t == tp) {
             return Ok(*info);
         }
+        let ty = arg.get_type();
         // no borrow is held while Python runs (hasattr may run arbitrary code)
         let addr = if ty.hasattr(intern!(py, "data_ptr"))? {
             Addr::DataPtr
@@ -227,7 +315,7 @@ impl KeyPlan {
         };
         let mut seen = self.types.get(py).borrow_mut();
         if seen.len() < 64 {
-            seen.push((ty.unbind(), info, refs));
+            seen.push((tp, info, ty.unbind(), refs));
         } else if info.direct.is_some() {
             // uncached, the descriptors would not be kept alive: use the generic reads
             return Ok(TypeInfo { direct: None, ..info });
@@ -239,13 +327,8 @@ impl KeyPlan {
     /// objects are singletons in torch and numpy), then the shared dict.
     fn dtype_tid(&self, dt: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
         let py = dt.py();
-        if let Some((_, tid)) = self
-            .dtypes
-            .get(py)
-            .borrow()
-            .iter()
-            .find(|(d, _)| d.bind(py).is(dt))
-        {
+        let addr = dt.as_ptr() as usize;
+        if let Some((_, tid, _)) = self.dtypes.get(py).borrow().iter().find(|(a, ..)| *a == addr) {
             return Ok(Some(*tid));
         }
         let Some(tid) = self.ptr_tid.bind(py).get_item(dt)? else {
@@ -254,7 +337,7 @@ impl KeyPlan {
         let tid: u64 = tid.extract()?;
         let mut seen = self.dtypes.get(py).borrow_mut();
         if seen.len() < 32 {
-            seen.push((dt.clone().unbind(), tid));
+            seen.push((addr, tid, dt.clone().unbind()));
         }
         Ok(Some(tid))
     }
@@ -311,27 +394,34 @@ impl KeyPlan {
         Ok(self.dl_tid.iter().find(|(n, _)| n == name).map(|(_, tid)| (*tid, t.address)))
     }
 
-    fn constexpr_entry<'py>(&self, arg: &Bound<'py, PyAny>) -> Entry<'py> {
-        let ty = arg.get_type();
-        if ty.is(self.constexpr_cls.bind(arg.py())) || arg.is_instance_of::<PyList>() {
+    /// A constexpr's entry: the Python key holds (class, value); the native
+    /// key holds ints, bools and None inline.
+    fn constexpr_entry(&self, arg: &Bound<'_, PyAny>) -> Entry {
+        if is_type(arg, addr_of_mut!(ffi::PyLong_Type)) {
+            return match int_value(arg) {
+                Some(v) if i64::try_from(v).is_ok() => Entry::Const(INLINE_INT, v as i64 as u64),
+                _ => Entry::Const(CONSTEXPR_SLOT, 0),
+            };
+        }
+        if is_type(arg, addr_of_mut!(ffi::PyBool_Type)) {
+            return Entry::Const(INLINE_BOOL, arg.is_truthy().unwrap_or(false) as u64);
+        }
+        if arg.is_none() {
+            return Entry::Const(INLINE_NONE, 0);
+        }
+        // constexpr(...) wrappers and lists are normalised by Python
+        if arg.get_type().is(self.constexpr_cls.bind(arg.py())) || arg.is_instance_of::<PyList>() {
             return Entry::Fallback;
         }
-        Entry::Obj(
-            PyTuple::new(arg.py(), [ty.into_any(), arg.clone()])
-                .map(|t| t.into_any())
-                .unwrap(),
-        )
+        Entry::Const(CONSTEXPR_SLOT, 0)
     }
 
-    fn entry<'py>(&self, p: &Param, arg: &Bound<'py, PyAny>) -> PyResult<Entry<'py>> {
-        if p.constexpr || arg.is_none() || arg.is_exact_instance_of::<PyString>() {
+    fn entry(&self, p: &Param, arg: &Bound<'_, PyAny>) -> PyResult<Entry> {
+        if p.constexpr {
             return Ok(self.constexpr_entry(arg));
         }
         let s = self.shift;
-        if let Ok(b) = arg.downcast_exact::<PyBool>() {
-            return Ok(Entry::Code(self.tid_i1 << s, Read::Bool(b.is_true())));
-        }
-        if arg.is_exact_instance_of::<PyInt>() {
+        if is_type(arg, addr_of_mut!(ffi::PyLong_Type)) {
             let Some(v) = int_value(arg) else {
                 return Ok(Entry::Fallback);
             };
@@ -339,18 +429,28 @@ impl KeyPlan {
                 self.tid_int[0]
             } else if (-(1i128 << 63)..(1i128 << 63)).contains(&v) {
                 self.tid_int[1]
-            } else if (0..(1i128 << 64)).contains(&v) {
-                self.tid_int[2]
             } else {
-                return Ok(Entry::Fallback);
+                self.tid_int[2] // int_value stops at u64's range
             };
-            return Ok(Entry::Code((tid << s) | p.int.mask(v, arg)?, Read::Int(v)));
+            let read = match i64::try_from(v) {
+                Ok(small) => Read::Int(small),
+                Err(_) => Read::UInt(v as u64),
+            };
+            return Ok(Entry::Code((tid << s) | p.int.mask(v, arg)?, read));
         }
-        if let Ok(f) = arg.downcast_exact::<PyFloat>() {
+        if is_type(arg, addr_of_mut!(ffi::PyFloat_Type)) {
             if !p.float.fast.is_empty() {
                 return Ok(Entry::Fallback);
             }
-            return Ok(Entry::Code((self.tid_f32 << s) | p.float.mask(0, arg)?, Read::Float(f.value())));
+            // SAFETY: an exact float
+            let f = unsafe { ffi::PyFloat_AsDouble(arg.as_ptr()) };
+            return Ok(Entry::Code((self.tid_f32 << s) | p.float.mask(0, arg)?, Read::Float(f)));
+        }
+        if is_type(arg, addr_of_mut!(ffi::PyBool_Type)) {
+            return Ok(Entry::Code(self.tid_i1 << s, Read::Bool(arg.is_truthy()?)));
+        }
+        if arg.is_none() || is_type(arg, addr_of_mut!(ffi::PyUnicode_Type)) {
+            return Ok(self.constexpr_entry(arg));
         }
         let py = arg.py();
         let info = self.type_info(arg)?;
@@ -397,48 +497,93 @@ impl KeyPlan {
         Ok(Entry::Code((tid << s) | p.ptr.mask(addr, arg)?, read))
     }
 
-    /// The key of `args` (in parameter order), or None to let Python compute
-    /// it; with `reads`, each argument's value is recorded on the way.
-    pub(crate) fn key_reads<'py>(
-        &self,
-        args: &Bound<'py, PyTuple>,
-        mut reads: Option<&mut Vec<Read>>,
-    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        let py = args.py();
-        if args.len() != self.params.len() {
-            return Ok(None);
+    /// Keys `args` (in parameter order) into `k`, recording each argument's
+    /// value; false to let Python compute the key. No Python object is created.
+    pub(crate) fn keyed(&self, args: &Bound<'_, PyTuple>, k: &mut Keyed) -> PyResult<bool> {
+        let n = self.params.len();
+        k.n = 0;
+        k.objects = false;
+        if args.len() != n || n > NATIVE_PARAMS {
+            return Ok(false);
         }
-        // runtime entries packed as little-endian u64s in one bytes object
-        // (CONSTEXPR_SLOT where the entry is an object), then those objects
-        let mut codes = [0u8; 8 * 32];
-        let mut heap: Vec<u8> = Vec::new();
-        let buf: &mut [u8] = if self.params.len() <= 32 {
-            &mut codes[..8 * self.params.len()]
-        } else {
-            heap.resize(8 * self.params.len(), 0);
-            &mut heap
-        };
-        let mut objs: Vec<Bound<'py, PyAny>> = Vec::new(); // no allocation unless a constexpr comes
-        for (i, (p, arg)) in self.params.iter().zip(args.iter()).enumerate() {
-            let (code, read) = match self.entry(p, &arg)? {
-                Entry::Code(c, r) => (c, r),
-                Entry::Obj(o) => {
-                    objs.push(o);
-                    (CONSTEXPR_SLOT, Read::Obj)
+        for (i, (p, arg)) in self.params.iter().zip(args.iter_borrowed()).enumerate() {
+            let (code, value, read) = match self.entry(p, &arg)? {
+                Entry::Code(c, r) => (c, 0, r),
+                Entry::Const(tag, v) => {
+                    k.objects |= tag == CONSTEXPR_SLOT;
+                    (tag, v, Read::Obj)
                 }
-                Entry::Fallback => return Ok(None),
+                Entry::Fallback => return Ok(false),
             };
-            if let Some(r) = reads.as_deref_mut() {
-                r.push(read);
-            }
+            k.native[2 * i].write(code);
+            k.native[2 * i + 1].write(value);
+            k.reads[i].write(read);
+        }
+        k.n = n;
+        Ok(true)
+    }
+
+    /// The Python key of a keyed call: bytes of one little-endian u64 code
+    /// per parameter (CONSTEXPR_SLOT for a constexpr), alone, or followed by
+    /// one (class, value) tuple per constexpr when there are any.
+    pub(crate) fn python_key<'py>(&self, k: &Keyed, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+        let py = args.py();
+        let mut buf = [0u8; 8 * NATIVE_PARAMS];
+        let mut objs: Vec<Bound<'py, PyAny>> = Vec::new(); // no allocation unless a constexpr comes
+        for (i, code) in k.codes().iter().step_by(2).enumerate() {
+            let code = if *code >= FIRST_TAG {
+                let arg = args.get_borrowed_item(i)?;
+                objs.push(PyTuple::new(py, [arg.get_type().into_any(), arg.to_owned()])?.into_any());
+                CONSTEXPR_SLOT
+            } else {
+                *code
+            };
             buf[8 * i..8 * i + 8].copy_from_slice(&code.to_le_bytes());
         }
-        let head = PyBytes::new(py, buf).into_any();
+        let head = PyBytes::new(py, &buf[..8 * k.n]).into_any();
         if objs.is_empty() {
-            return Ok(Some(PyTuple::new(py, [head])?));
+            return Ok(head);
         }
         objs.insert(0, head);
-        Ok(Some(PyTuple::new(py, objs)?))
+        Ok(PyTuple::new(py, objs)?.into_any())
+    }
+
+    /// The native key a Python key stands for (what `keyed` gives for the
+    /// same arguments), or None when a constexpr in it is an object.
+    pub(crate) fn native_of(&self, key: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u64>>> {
+        let (raw, objs) = match key.downcast::<PyBytes>() {
+            Ok(b) => (b.clone(), Vec::new()),
+            Err(_) => {
+                let t = key.downcast::<PyTuple>()?;
+                let raw = t.get_item(0)?.downcast_into::<PyBytes>()?;
+                (raw, t.iter().skip(1).collect::<Vec<_>>())
+            }
+        };
+        let raw = raw.as_bytes();
+        if raw.len() != 8 * self.params.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err("a key of another signature"));
+        }
+        let mut objs = objs.into_iter();
+        let mut out = Vec::with_capacity(raw.len() / 4);
+        for chunk in raw.chunks_exact(8) {
+            let code = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
+            if code != CONSTEXPR_SLOT {
+                out.extend([code, 0]);
+                continue;
+            }
+            let Some(entry) = objs.next() else {
+                return Err(pyo3::exceptions::PyValueError::new_err("a key with fewer constexprs than slots"));
+            };
+            let value = entry.get_item(1)?;
+            if !entry.get_item(0)?.is(&value.get_type()) {
+                return Ok(None);
+            }
+            match self.constexpr_entry(&value) {
+                Entry::Const(tag, v) if tag != CONSTEXPR_SLOT => out.extend([tag, v]),
+                _ => return Ok(None),
+            }
+        }
+        Ok(Some(out))
     }
 }
 
@@ -476,20 +621,34 @@ fn direct_descriptors(ty: &Bound<'_, PyType>) -> PyResult<DirectRefs> {
 }
 
 /// Whether TRITIUM_INTERPRET or TRITON_INTERPRET asks for the interpreter
-/// (1/true/yes/on, any case), read from the C environment on every call:
-/// Python's `os.environ` writes through to it with putenv/unsetenv.
-pub(crate) fn interpret_requested() -> bool {
+/// (1/true/yes/on, any case), read on every call from the mapping
+/// `os.environ` keeps its encoded contents in (two dict lookups, where
+/// `getenv` scans the whole environment), so it sees what Python's
+/// `interpret_requested()` sees; the C environment when that mapping is
+/// not there.
+pub(crate) fn interpret_requested(py: Python<'_>) -> bool {
+    static ENV: GILOnceCell<Option<(Py<PyDict>, [Py<PyBytes>; 2])>> = GILOnceCell::new();
+    let env = ENV.get_or_init(py, || {
+        let data = py.import("os").ok()?.getattr("environ").ok()?.getattr("_data").ok()?;
+        let data = data.downcast_into::<PyDict>().ok()?.unbind();
+        let keys = [b"TRITIUM_INTERPRET".as_slice(), b"TRITON_INTERPRET"].map(|k| PyBytes::new(py, k).unbind());
+        Some((data, keys))
+    });
+    let truthy = |v: &[u8]| [&b"1"[..], b"true", b"yes", b"on"].iter().any(|t| v.eq_ignore_ascii_case(t));
+    if let Some((data, keys)) = env {
+        let data = data.bind(py);
+        return keys.iter().any(|k| match data.get_item(k.bind(py)) {
+            Ok(Some(v)) => v.downcast::<PyBytes>().map(|b| truthy(b.as_bytes())).unwrap_or(false),
+            _ => false,
+        });
+    }
     extern "C" {
         fn getenv(name: *const c_char) -> *const c_char;
     }
     [c"TRITIUM_INTERPRET", c"TRITON_INTERPRET"].iter().any(|name| {
         // SAFETY: called with the GIL held, so no Python thread changes the environment meanwhile
         let v = unsafe { getenv(name.as_ptr()) };
-        if v.is_null() {
-            return false;
-        }
-        let v = unsafe { std::ffi::CStr::from_ptr(v) }.to_bytes();
-        [&b"1"[..], b"true", b"yes", b"on"].iter().any(|t| v.eq_ignore_ascii_case(t))
+        !v.is_null() && truthy(unsafe { std::ffi::CStr::from_ptr(v) }.to_bytes())
     })
 }
 
@@ -510,6 +669,7 @@ impl KeyPlan {
         options: Py<PyAny>,
         fallback: PyObject,
         dl_tid: Vec<(String, u64)>,
+        py: Python<'_>,
     ) -> PyResult<Self> {
         // (has a default, the default): a default of None is a real default
         let defaults: Vec<Option<PyObject>> = defaults.into_iter().map(|(has, d)| has.then_some(d)).collect();
@@ -543,6 +703,11 @@ impl KeyPlan {
             names,
             defaults,
             options,
+            no_options: py
+                .import("types")?
+                .getattr("MappingProxyType")?
+                .call1((PyDict::new(py),))?
+                .unbind(),
             fallback,
         })
     }
@@ -561,13 +726,32 @@ impl KeyPlan {
             .get(py)
             .borrow()
             .iter()
-            .map(|(t, info, _)| (t.clone_ref(py), how(info.addr), info.direct.is_some()))
+            .map(|(_, info, t, _)| (t.clone_ref(py), how(info.addr), info.direct.is_some()))
             .collect()
     }
 
     /// The key of `args` (in parameter order), or None to let Python compute it.
-    fn key<'py>(&self, args: &Bound<'py, PyTuple>) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        self.key_reads(args, None)
+    fn key<'py>(&self, args: &Bound<'py, PyTuple>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let mut k = Keyed::new();
+        if !self.keyed(args, &mut k)? {
+            return Ok(None);
+        }
+        Ok(Some(self.python_key(&k, args)?))
+    }
+
+    /// Keys `args` (in parameter order) as the launch path does, without
+    /// creating any Python object, and says whether that path took the call
+    /// (False: Python keys it). For tests, and what benches/key_bench.py
+    /// times as the launch path's key.
+    fn native_keys(&self, args: &Bound<'_, PyTuple>) -> PyResult<bool> {
+        let mut k = Keyed::new();
+        self.keyed(args, &mut k)
+    }
+
+    /// The key the launcher's table files `key` (a Python key) under, as
+    /// a list of ints, or None when only the Python key can hold it (for tests).
+    fn native_key(&self, key: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u64>>> {
+        self.native_of(key)
     }
 
     /// Binds a launch's arguments like the generated Python binder and keys
@@ -593,11 +777,21 @@ impl KeyPlan {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Option<Bound3<'py>>> {
-        let options = PyDict::new(args.py());
-        let Some(bound) = self.bind_args(args, kwargs, Some(&options))? else {
+        let py = args.py();
+        let kwargs = kwargs.filter(|k| !k.is_empty());
+        let options = kwargs.map(|_| PyDict::new(py));
+        let Some(bound) = self.bind_args(args, kwargs, options.as_ref())? else {
             return Ok(None);
         };
-        Ok(self.key(&bound)?.map(|k| (k, bound, options)))
+        let mut k = Keyed::new();
+        if !self.keyed(&bound, &mut k)? {
+            return Ok(None);
+        }
+        let options = match options {
+            Some(o) => o.into_any(),
+            None => self.no_options.bind(py).clone(),
+        };
+        Ok(Some((self.python_key(&k, &bound)?, bound, options)))
     }
 
     /// The arguments in parameter order (defaults filled in), or None for
@@ -655,8 +849,8 @@ impl KeyPlan {
 
 /// The launch path's interpreter switch, as the launcher reads it (for tests).
 #[pyfunction(name = "interpret_requested")]
-fn interpret_requested_py() -> bool {
-    interpret_requested()
+fn interpret_requested_py(py: Python<'_>) -> bool {
+    interpret_requested(py)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -5,21 +5,60 @@
 //! Python launch path (runtime/driver.py, through the `slow` callable), which
 //! gives the same results and errors.
 use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::GILProtected;
 use pyo3::types::{PyDict, PyInt, PyTuple};
 
-use crate::key::{interpret_requested, KeyPlan, Read};
+use crate::key::{interpret_requested, KeyPlan, Keyed, Read};
 use crate::runtime::CudaKernel;
 
 /// The device and stream queries (torch's), once torch's CUDA state exists.
 type Queries = (PyObject, PyObject);
 
+/// A multiply-rotate hash over the native key's u64s: the keys are our own
+/// codes, not attacker-chosen, so SipHash's protection buys nothing here.
+#[derive(Default)]
+struct CodeHasher(u64);
+
+impl Hasher for CodeHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.write_u64(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        for &b in chunks.remainder() {
+            self.write_u64(b as u64);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Loaded kernels for the default launch options on one device.
+struct Table {
+    device: i32,
+    /// by native key (`Keyed::native`): no Python object per lookup
+    native: HashMap<Box<[u64]>, Py<CudaKernel>, BuildHasherDefault<CodeHasher>>,
+    /// by Python key, for keys with object constexprs (floats, strings, ...)
+    objects: Py<PyDict>,
+}
+
 struct State {
-    /// Loaded kernels for the default launch options: per device, key -> CudaKernel.
-    tables: Vec<(i32, Py<PyDict>)>,
+    tables: Vec<Table>,
     queries: Option<Queries>,
 }
 
@@ -37,9 +76,8 @@ pub struct FastLauncher {
 
 /// What the fast path decided: launch these, or leave it to Python.
 struct Prepared<'py> {
-    key: Bound<'py, PyTuple>,
+    bound: Bound<'py, PyTuple>,
     grid: [u64; 3],
-    reads: Vec<Read>,
 }
 
 /// A grid of 1-3 non-negative ints (a tuple, or one int); anything else
@@ -66,11 +104,13 @@ fn grid3(grid: &Bound<'_, PyAny>) -> Option<[u64; 3]> {
 }
 
 impl FastLauncher {
+    /// Binds and keys the call into `keyed`; None when it is Python's.
     fn prepare<'py>(
         &self,
         grid: &Bound<'py, PyAny>,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
+        keyed: &mut Keyed,
     ) -> PyResult<Option<Prepared<'py>>> {
         let Some(grid) = grid3(grid) else {
             return Ok(None);
@@ -80,11 +120,10 @@ impl FastLauncher {
         let Some(bound) = plan.bind_args(args, kwargs, None)? else {
             return Ok(None);
         };
-        let mut reads = Vec::with_capacity(bound.len());
-        let Some(key) = plan.key_reads(&bound, Some(&mut reads))? else {
+        if !plan.keyed(&bound, keyed)? {
             return Ok(None);
-        };
-        Ok(Some(Prepared { key, grid, reads }))
+        }
+        Ok(Some(Prepared { bound, grid }))
     }
 
     fn queries<'py>(
@@ -112,12 +151,24 @@ impl FastLauncher {
         Ok(Some((d, s)))
     }
 
-    fn table<'py>(&self, py: Python<'py>, device: i32) -> Option<Bound<'py, PyDict>> {
-        let st = self.state.get(py).borrow();
-        st.tables
-            .iter()
-            .find(|(d, _)| *d == device)
-            .map(|(_, t)| t.bind(py).clone())
+    /// The kernel loaded for this call on `device`, if any.
+    fn find(&self, py: Python<'_>, device: i32, keyed: &Keyed, p: &Prepared<'_>) -> PyResult<Option<Py<CudaKernel>>> {
+        let objects = {
+            let st = self.state.get(py).borrow();
+            let Some(table) = st.tables.iter().find(|t| t.device == device) else {
+                return Ok(None);
+            };
+            if let Some(native) = keyed.native() {
+                return Ok(table.native.get(native).map(|k| k.clone_ref(py)));
+            }
+            table.objects.clone_ref(py)
+        };
+        // no borrow is held while Python hashes and compares the constexprs
+        let key = self.plan.get().python_key(keyed, &p.bound)?;
+        match objects.bind(py).get_item(key)? {
+            Some(k) => Ok(k.downcast_into::<CudaKernel>().ok().map(|k| k.unbind())),
+            None => Ok(None),
+        }
     }
 
     /// The fast path: Some(kernel) when it launched, None to go the Python way.
@@ -128,34 +179,34 @@ impl FastLauncher {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = args.py();
-        if interpret_requested() {
+        if interpret_requested(py) {
             return Ok(None);
         }
-        let Some(p) = self.prepare(grid, args, kwargs)? else {
+        let mut keyed = Keyed::new();
+        let Some(p) = self.prepare(grid, args, kwargs, &mut keyed)? else {
             return Ok(None);
         };
         let queries = self.queries(py)?;
-        let device: i32 = match &queries {
-            Some((d, _)) => d.call0()?.extract()?,
+        // torch's device index object is handed back to its stream query as is
+        let device_obj = match &queries {
+            Some((d, _)) => Some(d.call0()?),
+            None => None,
+        };
+        let device: i32 = match &device_obj {
+            Some(d) => d.extract()?,
             None => 0,
         };
-        let Some(table) = self.table(py, device) else {
+        let Some(kernel) = self.find(py, device, &keyed, &p)? else {
             return Ok(None);
         };
-        let Some(kernel) = table.get_item(&p.key)? else {
-            return Ok(None);
+        let stream: u64 = match (&queries, device_obj) {
+            (Some((_, s)), Some(d)) => s.call1((d,))?.extract()?,
+            _ => 0,
         };
-        let Ok(k) = kernel.downcast::<CudaKernel>() else {
-            return Ok(None);
-        };
-        let stream: u64 = match &queries {
-            Some((_, s)) => s.call1((device,))?.extract()?,
-            None => 0,
-        };
-        if !k.get().launch_reads(p.grid, stream, &p.reads)? {
+        if !kernel.get().launch_reads(p.grid, stream, keyed.reads())? {
             return Ok(None);
         }
-        Ok(Some(kernel))
+        Ok(Some(kernel.into_bound(py).into_any()))
     }
 
     fn launch<'py>(
@@ -221,23 +272,35 @@ impl FastLauncher {
     fn insert(
         &self,
         py: Python<'_>,
-        key: &Bound<'_, PyTuple>,
+        key: &Bound<'_, PyAny>,
         device: i32,
         kernel: &Bound<'_, CudaKernel>,
     ) -> PyResult<()> {
-        let table = match self.table(py, device) {
-            Some(t) => t,
+        let native = self.plan.get().native_of(key)?;
+        let mut st = self.state.get(py).borrow_mut();
+        let i = match st.tables.iter().position(|t| t.device == device) {
+            Some(i) => i,
             None => {
-                let t = PyDict::new(py);
-                self.state
-                    .get(py)
-                    .borrow_mut()
-                    .tables
-                    .push((device, t.clone().unbind()));
-                t
+                st.tables.push(Table {
+                    device,
+                    native: HashMap::default(),
+                    objects: PyDict::new(py).unbind(),
+                });
+                st.tables.len() - 1
             }
         };
-        table.set_item(key, kernel)
+        let table = &mut st.tables[i];
+        match native {
+            Some(k) => {
+                table.native.insert(k.into_boxed_slice(), kernel.clone().unbind());
+                Ok(())
+            }
+            None => {
+                let objects = table.objects.clone_ref(py);
+                drop(st); // Python hashes the key's constexprs
+                objects.bind(py).set_item(key, kernel)
+            }
+        }
     }
 
     /// Number of kernels the fast path serves (all devices).
@@ -247,7 +310,7 @@ impl FastLauncher {
             .borrow()
             .tables
             .iter()
-            .map(|(_, t)| t.bind(py).len())
+            .map(|t| t.native.len() + t.objects.bind(py).len())
             .sum()
     }
 
@@ -262,19 +325,18 @@ impl FastLauncher {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let py = args.py();
-        let Some(p) = self.prepare(grid, args, kwargs)? else {
+        let mut keyed = Keyed::new();
+        let Some(p) = self.prepare(grid, args, kwargs, &mut keyed)? else {
             return Ok(None);
         };
-        let reads = p
-            .reads
+        let reads = keyed
+            .reads()
             .iter()
             .map(|r| -> PyResult<PyObject> {
                 Ok(match *r {
                     Read::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
-                    Read::Int(i) => match i64::try_from(i) {
-                        Ok(small) => small.into_pyobject(py)?.into_any().unbind(),
-                        Err(_) => i.into_pyobject(py)?.into_any().unbind(),
-                    },
+                    Read::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+                    Read::UInt(u) => u.into_pyobject(py)?.into_any().unbind(),
                     Read::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
                     Read::Ptr(a) => ("ptr", a).into_pyobject(py)?.into_any().unbind(),
                     Read::Host => "host".into_pyobject(py)?.into_any().unbind(),
@@ -283,7 +345,7 @@ impl FastLauncher {
             })
             .collect::<PyResult<Vec<_>>>()?;
         let items: [PyObject; 3] = [
-            p.key.into_any().unbind(),
+            self.plan.get().python_key(&keyed, &p.bound)?.unbind(),
             PyTuple::new(py, p.grid)?.into_any().unbind(),
             PyTuple::new(py, reads)?.into_any().unbind(),
         ];

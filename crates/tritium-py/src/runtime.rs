@@ -214,7 +214,8 @@ impl CudaKernel {
             let Some(kind) = p.kind else { continue };
             let v = match *r {
                 Read::Bool(b) => ArgValue::Bool(b),
-                Read::Int(i) => ArgValue::Int(i),
+                Read::Int(i) => ArgValue::Int(i as i128),
+                Read::UInt(u) => ArgValue::Int(u as i128),
                 Read::Float(f) => ArgValue::Float(f),
                 Read::Ptr(a) => ArgValue::Ptr(a),
                 Read::Host | Read::Obj => return Ok(false),

@@ -10,7 +10,7 @@ import functools
 
 import struct
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from ..backends import FLOAT, INTEGER, POINTER, Backend
 from ..backends import get as get_backend
@@ -127,11 +127,11 @@ class Specializer:
             self.bind = self._plan.bind    # an instance attribute: no Python frame per launch
 
     # -- per launch -------------------------------------------------------
-    def bind(self, *args: Any, **kwargs: Any) -> tuple[tuple, tuple, dict]:
+    def bind(self, *args: Any, **kwargs: Any) -> tuple[bytes | tuple, tuple, Mapping]:
         bound, options = self._binder(*args, **kwargs)
         return self.key(bound), bound, options
 
-    def key(self, bound: tuple) -> tuple:
+    def key(self, bound: tuple) -> bytes | tuple:
         """The key of arguments already in parameter order."""
         if self._native is not None:
             k = self._native(bound)
@@ -139,11 +139,11 @@ class Specializer:
                 return k
         return self.key_python(bound)
 
-    def key_python(self, bound: tuple) -> tuple:
+    def key_python(self, bound: tuple) -> bytes | tuple:
         """The reference key computation (the Rust path must agree with it)."""
         return self._key_python(bound)
 
-    def key_text(self, key: tuple) -> str:
+    def key_text(self, key: bytes | tuple) -> str:
         """The key in a form that is the same in every process (type names
         and property names instead of per-process ids), for the disk cache."""
         parts = []
@@ -157,7 +157,7 @@ class Specializer:
         return f"{self.backend.name};" + ";".join(parts)
 
     # -- from key to compile inputs --------------------------------------
-    def specialization(self, key: tuple) -> Specialization:
+    def specialization(self, key: bytes | tuple) -> Specialization:
         sig: dict[str, Any] = {}
         sets: dict[str, set] = {p.name: set() for p in self.backend.properties}
         for plan, e in zip(self.plans, _unpack(key)):
@@ -213,11 +213,12 @@ _CONSTEXPR_SLOT = 2 ** 64 - 1
 
 
 def _python_keyer(plans: list, fn_name: str):
-    """Key layout (shared with Rust): (bytes of one little-endian u64 code per
-    parameter, _CONSTEXPR_SLOT where the entry is an object, then those
-    objects in parameter order). One bytes object instead of a Python int per
-    argument keeps the fast path allocation-light."""
-    def key(bound: tuple) -> tuple:
+    """Key layout (shared with Rust): bytes of one little-endian u64 code per
+    parameter, _CONSTEXPR_SLOT where the entry is an object; alone when there
+    is no such entry, else (those bytes, then the objects in parameter
+    order). One bytes object instead of a Python int per argument keeps the
+    fast path allocation-light."""
+    def key(bound: tuple) -> bytes | tuple:
         codes, objs = [], []
         for plan, v in zip(plans, bound):
             e = _entry(plan, v, fn_name)
@@ -225,15 +226,15 @@ def _python_keyer(plans: list, fn_name: str):
                 objs.append(e)
                 e = _CONSTEXPR_SLOT
             codes.append(e)
-        return (struct.pack(f"<{len(codes)}Q", *codes), *objs)
+        raw = struct.pack(f"<{len(codes)}Q", *codes)
+        return (raw, *objs) if objs else raw
     return key
 
 
-def _unpack(key: tuple) -> list:
+def _unpack(key: bytes | tuple) -> list:
     """Per parameter: an int code or a constexpr (class, value) entry."""
-    raw = key[0]
+    raw, objs = (key, iter(())) if isinstance(key, bytes) else (key[0], iter(key[1:]))
     codes = struct.unpack(f"<{len(raw) // 8}Q", raw)
-    objs = iter(key[1:])
     return [next(objs) if c == _CONSTEXPR_SLOT else c for c in codes]
 
 
