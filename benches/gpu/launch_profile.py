@@ -8,15 +8,23 @@ one-store kernel, tritium next to Triton in the same run:
    driver's queue, so they time the GPU draining tiny kernels as much as the
    CPU issuing them. Bursts of 200 launches (below the queue depth), with a
    synchronize between bursts and only the launch calls timed, give the CPU
-   cost alone.
+   cost alone;
+3. the floor: `cuLaunchKernel` alone, from a Rust loop with the arguments
+   packed once, and from C (`driver_floor.c`, built with the host's C
+   compiler when it has one) in every configuration a launcher could pick:
+   stream kinds, argument passing, `cuLaunchKernelEx`, block size.
 
 Usage: python benches/gpu/launch_profile.py [--bursts 100] [--burst 200]"""
 from __future__ import annotations
 
 import argparse
 import importlib
+import shutil
 import statistics
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import torch
 
@@ -100,6 +108,7 @@ def main() -> None:
         ("tiny.run(out, 5, grid=(1,))", lambda: tiny.run(out, 5, grid=(1,))),
         ("  FastLauncher((1,), (out, 5))", lambda: fast((1,), (out, 5))),
         ("    prepare_only (key+grid+result tuple)", lambda: fast.prepare_only((1,), (out, 5))),
+        ("    native_keys (the launch path's key)", lambda: launcher.spec._plan.native_keys((out, 5))),
         ("    device_and_stream()", fast.device_and_stream),
         ("    interpret check (Rust)", _core.interpret_requested),
         ("Python path: Launcher.__call__", lambda: launcher((1,), (out, 5), {})),
@@ -126,6 +135,21 @@ def main() -> None:
     # the floor: cuLaunchKernel alone, from a Rust loop with the arguments packed once
     floor = sorted(kernel.time_driver_launches(bound, bursts=a.bursts, per_burst=a.burst, stream=stream))
     print(f"  {'cuLaunchKernel alone (Rust loop)':34} {floor[len(floor) // 2]:13.2f} {floor[0]:10.2f} {'':>13}")
+    driver_floor()
+
+
+def driver_floor() -> None:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        print("\nno C compiler on this host: the C driver floor is skipped")
+        return
+    src = Path(__file__).resolve().parent / "driver_floor.c"
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = Path(tmp) / "driver_floor"
+        subprocess.run([cc, "-O2", "-o", str(exe), str(src), "-ldl"], check=True)
+        r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    print("\nthe driver alone, from C (benches/gpu/driver_floor.c):")
+    print(r.stdout + r.stderr, end="")
 
 
 if __name__ == "__main__":

@@ -114,7 +114,7 @@ impl Tests {
         Ok(Tests { fast, slow })
     }
 
-    #[inline]
+    #[inline(always)]
     fn mask(&self, v: i128, arg: &Bound<'_, PyAny>) -> PyResult<u64> {
         let mut m = 0;
         for f in &self.fast {
@@ -209,6 +209,8 @@ struct DirectReads {
     data_ptr: *mut ffi::PyObject,
     dtype: *mut ffi::PyObject,
     dtype_get: ffi::descrgetfunc,
+    /// the descriptors' C functions themselves, where descr.rs could take them
+    c: Option<crate::descr::CReads>,
 }
 
 // SAFETY: only dereferenced with the GIL held (inside the GILProtected cache or a launch)
@@ -306,6 +308,7 @@ impl KeyPlan {
                 data_ptr: dp.as_ptr(),
                 dtype: dt.as_ptr(),
                 dtype_get: unsafe { std::mem::transmute::<*mut std::ffi::c_void, ffi::descrgetfunc>(get) },
+                c: crate::descr::c_reads(&ty, dp.bind(py), "data_ptr", dt.bind(py), "dtype"),
             })
         });
         let info = TypeInfo {
@@ -349,10 +352,11 @@ impl KeyPlan {
                 let r = match info.direct {
                     // SAFETY: the descriptor is a method_descriptor of a base of arg's type
                     Some(d) => unsafe {
-                        Bound::from_owned_ptr_or_err(
-                            py,
-                            ffi::PyObject_CallFunctionObjArgs(d.data_ptr, arg.as_ptr(), std::ptr::null_mut::<ffi::PyObject>()),
-                        )?
+                        let r = match d.c {
+                            Some(c) => c.call_method(arg.as_ptr()),
+                            None => call_one(d.data_ptr, arg.as_ptr()),
+                        };
+                        Bound::from_owned_ptr_or_err(py, r)?
                     },
                     None => call_method0(arg, intern!(py, "data_ptr"))?,
                 };
@@ -371,8 +375,11 @@ impl KeyPlan {
         match info.direct {
             // SAFETY: the getset descriptor belongs to a base of arg's type
             Some(d) => unsafe {
-                let ty = ffi::Py_TYPE(arg.as_ptr()) as *mut ffi::PyObject;
-                Bound::from_owned_ptr_or_err(py, (d.dtype_get)(d.dtype, arg.as_ptr(), ty)).ok()
+                let r = match d.c {
+                    Some(c) => c.get(arg.as_ptr()),
+                    None => (d.dtype_get)(d.dtype, arg.as_ptr(), ffi::Py_TYPE(arg.as_ptr()) as *mut ffi::PyObject),
+                };
+                Bound::from_owned_ptr_or_err(py, r).ok()
             },
             None => arg.getattr(intern!(py, "dtype")).ok(),
         }
@@ -587,6 +594,41 @@ impl KeyPlan {
     }
 }
 
+type Vectorcall = unsafe extern "C" fn(
+    *mut ffi::PyObject,
+    *const *mut ffi::PyObject,
+    usize,
+    *mut ffi::PyObject,
+) -> *mut ffi::PyObject;
+
+/// `PyObject_Vectorcall` when the running interpreter exports it (3.11 and
+/// later do; the limited API names it only from 3.12, above our abi3 floor).
+fn vectorcall() -> Option<Vectorcall> {
+    static VC: std::sync::OnceLock<Option<Vectorcall>> = std::sync::OnceLock::new();
+    *VC.get_or_init(|| {
+        extern "C" {
+            fn dlsym(handle: *mut std::ffi::c_void, name: *const c_char) -> *mut std::ffi::c_void;
+        }
+        // SAFETY: RTLD_DEFAULT (null) searches the process's global symbols, libpython's among them
+        let f = unsafe { dlsym(std::ptr::null_mut(), c"PyObject_Vectorcall".as_ptr()) };
+        // SAFETY: the exported function has exactly this C signature
+        (!f.is_null()).then(|| unsafe { std::mem::transmute::<*mut std::ffi::c_void, Vectorcall>(f) })
+    })
+}
+
+/// `f(arg)`: through vectorcall (no argument tuple, no varargs walk) where
+/// the interpreter has it.
+///
+/// # Safety
+/// The GIL is held and both are live objects; returns a new reference or
+/// NULL with an exception set.
+pub(crate) unsafe fn call_one(f: *mut ffi::PyObject, arg: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    match vectorcall() {
+        Some(vc) => vc(f, &arg, 1, std::ptr::null_mut()),
+        None => ffi::PyObject_CallFunctionObjArgs(f, arg, std::ptr::null_mut::<ffi::PyObject>()),
+    }
+}
+
 /// `obj.name()` without creating a bound method (CPython's method-call path).
 fn call_method0<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
     // SAFETY: NULL-terminated argument list; a new reference or NULL with an exception set
@@ -713,8 +755,9 @@ impl KeyPlan {
     }
 
     /// The tensor-like types seen so far: (type, how its address is read,
-    /// whether data_ptr/dtype are called straight from the type's C descriptors).
-    fn type_cache(&self, py: Python<'_>) -> Vec<(Py<PyType>, &'static str, bool)> {
+    /// whether data_ptr/dtype are called straight from the type's C
+    /// descriptors, whether through the descriptors' C functions).
+    fn type_cache(&self, py: Python<'_>) -> Vec<(Py<PyType>, &'static str, bool, bool)> {
         let how = |a: Addr| match a {
             Addr::DataPtr => "data_ptr",
             Addr::Cuda => "__cuda_array_interface__",
@@ -726,7 +769,10 @@ impl KeyPlan {
             .get(py)
             .borrow()
             .iter()
-            .map(|(_, info, t, _)| (t.clone_ref(py), how(info.addr), info.direct.is_some()))
+            .map(|(_, info, t, _)| {
+                let c = info.direct.is_some_and(|d| d.c.is_some());
+                (t.clone_ref(py), how(info.addr), info.direct.is_some(), c)
+            })
             .collect()
     }
 

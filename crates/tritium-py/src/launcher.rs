@@ -60,6 +60,11 @@ struct Table {
 struct State {
     tables: Vec<Table>,
     queries: Option<Queries>,
+    /// (driver context, torch's device index for it, as int and object):
+    /// torch's current device is the device of the thread's current
+    /// context (torch.cuda.set_device and torch.cuda.device switch it), so
+    /// while the context stays the same the device query is not repeated
+    device_of_ctx: Option<(usize, i32, PyObject)>,
 }
 
 #[pyclass(frozen, module = "tritium._core")]
@@ -151,6 +156,28 @@ impl FastLauncher {
         Ok(Some((d, s)))
     }
 
+    /// torch's current device (index and int object), asked again only when
+    /// the thread's current driver context is not the one it was asked under.
+    fn device<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>) -> PyResult<(i32, Option<Bound<'py, PyAny>>)> {
+        let ctx = tritium_runtime::cuda::driver()
+            .and_then(|d| d.current_context())
+            .map(|c| c as usize)
+            .unwrap_or(0);
+        if ctx != 0 {
+            if let Some((c, dev, obj)) = &self.state.get(py).borrow().device_of_ctx {
+                if *c == ctx {
+                    return Ok((*dev, Some(obj.bind(py).clone())));
+                }
+            }
+        }
+        let obj = query.call0()?;
+        let dev: i32 = obj.extract()?;
+        if ctx != 0 {
+            self.state.get(py).borrow_mut().device_of_ctx = Some((ctx, dev, obj.clone().unbind()));
+        }
+        Ok((dev, Some(obj)))
+    }
+
     /// The kernel loaded for this call on `device`, if any.
     fn find(&self, py: Python<'_>, device: i32, keyed: &Keyed, p: &Prepared<'_>) -> PyResult<Option<Py<CudaKernel>>> {
         let objects = {
@@ -187,20 +214,19 @@ impl FastLauncher {
             return Ok(None);
         };
         let queries = self.queries(py)?;
-        // torch's device index object is handed back to its stream query as is
-        let device_obj = match &queries {
-            Some((d, _)) => Some(d.call0()?),
-            None => None,
-        };
-        let device: i32 = match &device_obj {
-            Some(d) => d.extract()?,
-            None => 0,
+        let (device, device_obj) = match &queries {
+            Some((d, _)) => self.device(py, d)?,
+            None => (0, None),
         };
         let Some(kernel) = self.find(py, device, &keyed, &p)? else {
             return Ok(None);
         };
         let stream: u64 = match (&queries, device_obj) {
-            (Some((_, s)), Some(d)) => s.call1((d,))?.extract()?,
+            // torch's device index object is handed to its stream query as is
+            (Some((_, s)), Some(d)) => unsafe {
+                // SAFETY: the GIL is held; both are live objects
+                Bound::from_owned_ptr_or_err(py, crate::key::call_one(s.as_ptr(), d.as_ptr()))?.extract()?
+            },
             _ => 0,
         };
         if !kernel.get().launch_reads(p.grid, stream, keyed.reads())? {
@@ -244,6 +270,7 @@ impl FastLauncher {
             state: GILProtected::new(RefCell::new(State {
                 tables: Vec::new(),
                 queries: None,
+                device_of_ctx: None,
             })),
         })
     }
@@ -356,8 +383,8 @@ impl FastLauncher {
     fn device_and_stream(&self, py: Python<'_>) -> PyResult<(i32, u64)> {
         Ok(match self.queries(py)? {
             Some((d, s)) => {
-                let dev: i32 = d.call0()?.extract()?;
-                (dev, s.call1((dev,))?.extract()?)
+                let (dev, obj) = self.device(py, &d)?;
+                (dev, s.call1((obj,))?.extract()?)
             }
             None => (0, 0),
         })

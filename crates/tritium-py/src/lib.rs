@@ -4,6 +4,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod codegen;
+mod descr;
 mod key;
 mod launcher;
 mod runtime;

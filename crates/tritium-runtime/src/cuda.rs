@@ -176,6 +176,14 @@ impl Driver {
         Ok(n)
     }
 
+    /// This thread's current context, null when it has none (one driver
+    /// call, cheap enough to ask on every launch).
+    pub fn current_context(&self) -> Result<CuContext> {
+        let mut ctx: CuContext = std::ptr::null_mut();
+        self.check("cuCtxGetCurrent", unsafe { (self.ctx_get_current)(&mut ctx) })?;
+        Ok(ctx)
+    }
+
     /// Makes a context for `device` current on this thread: the current one when
     /// it already belongs to `device` (PyTorch's), else the primary context.
     pub fn ensure_context(&self, device: i32) -> Result<CuContext> {

@@ -1,0 +1,128 @@
+//! The C functions behind a type's `data_ptr` method and `dtype` getset, so
+//! the launch key reads a torch tensor without CPython's call machinery
+//! (argument-count checks, the recursion guard, the getset's type check).
+//!
+//! CPython's descriptor structs are not in the limited API. Their layout is
+//! the same from 3.8 through 3.13, so the functions are taken only on 3.10
+//! to 3.13 (our abi3 floor up), and only after the descriptor's own fields
+//! agree: its name, its owner type among the argument type's bases, and its
+//! method flags. Anything else keeps the descriptor calls of key.rs.
+use std::ffi::{c_char, c_void, CStr};
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+
+/// PyDescr_COMMON (Include/cpython/descrobject.h).
+#[repr(C)]
+struct DescrHead {
+    ob_refcnt: isize,
+    ob_type: *mut ffi::PyTypeObject,
+    d_type: *mut ffi::PyTypeObject,
+    d_name: *mut ffi::PyObject,
+    d_qualname: *mut ffi::PyObject,
+}
+
+#[repr(C)]
+struct MethodDescr {
+    head: DescrHead,
+    d_method: *mut ffi::PyMethodDef,
+}
+
+#[repr(C)]
+struct GetSetDescr {
+    head: DescrHead,
+    d_getset: *mut ffi::PyGetSetDef,
+}
+
+/// `obj.name()` of a METH_NOARGS method, and `obj.name` of a getset.
+#[derive(Clone, Copy)]
+pub(crate) struct CReads {
+    method: ffi::PyCFunction,
+    getter: ffi::getter,
+    closure: *mut c_void,
+}
+
+impl CReads {
+    /// `obj.data_ptr()`.
+    ///
+    /// # Safety
+    /// The GIL is held and `obj` is of the type these were found for.
+    pub(crate) unsafe fn call_method(&self, obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
+        (self.method)(obj, std::ptr::null_mut())
+    }
+
+    /// `obj.dtype`.
+    ///
+    /// # Safety
+    /// As for `call_method`.
+    pub(crate) unsafe fn get(&self, obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
+        (self.getter)(obj, self.closure)
+    }
+}
+
+fn layout_known(py: Python<'_>) -> bool {
+    let v = py.version_info();
+    v.major == 3 && (10..=13).contains(&v.minor)
+}
+
+/// The descriptor's name is `name` and `ty` derives from its owner.
+///
+/// # Safety
+/// `head` is the start of a live descriptor object.
+unsafe fn head_agrees(head: &DescrHead, ty: &Bound<'_, PyType>, name: &str) -> bool {
+    if head.d_type.is_null() || head.d_name.is_null() || ffi::PyUnicode_Check(head.d_name) == 0 {
+        return false;
+    }
+    let n = std::ffi::CString::new(name).expect("no NUL in a name");
+    ffi::PyUnicode_CompareWithASCIIString(head.d_name, n.as_ptr()) == 0
+        && ffi::PyType_IsSubtype(ty.as_type_ptr(), head.d_type) != 0
+}
+
+fn c_name_is(p: *const c_char, name: &str) -> bool {
+    // SAFETY: a PyMethodDef/PyGetSetDef name is a NUL-terminated static string
+    !p.is_null() && unsafe { CStr::from_ptr(p) }.to_bytes() == name.as_bytes()
+}
+
+/// The C functions of `method` (a method_descriptor, METH_NOARGS) and
+/// `getset` (a getset_descriptor), both found on `ty` under these names, or
+/// None when this interpreter's layout is not one we know or a field disagrees.
+pub(crate) fn c_reads(
+    ty: &Bound<'_, PyType>,
+    method: &Bound<'_, PyAny>,
+    method_name: &str,
+    getset: &Bound<'_, PyAny>,
+    getset_name: &str,
+) -> Option<CReads> {
+    if !layout_known(ty.py()) {
+        return None;
+    }
+    // SAFETY: the caller checked that `method` is a method_descriptor and
+    // `getset` a getset_descriptor, whose structs start as declared above
+    // on the versions layout_known admits
+    unsafe {
+        let m = &*(method.as_ptr() as *const MethodDescr);
+        let g = &*(getset.as_ptr() as *const GetSetDescr);
+        if !head_agrees(&m.head, ty, method_name) || !head_agrees(&g.head, ty, getset_name) {
+            return None;
+        }
+        if m.d_method.is_null() || g.d_getset.is_null() {
+            return None;
+        }
+        let def = &*m.d_method;
+        let kinds = ffi::METH_VARARGS | ffi::METH_KEYWORDS | ffi::METH_NOARGS | ffi::METH_O | ffi::METH_FASTCALL;
+        if !c_name_is(def.ml_name, method_name) || def.ml_flags & kinds != ffi::METH_NOARGS {
+            return None;
+        }
+        let gs = &*g.d_getset;
+        let getter = gs.get?;
+        if !c_name_is(gs.name, getset_name) {
+            return None;
+        }
+        Some(CReads {
+            method: def.ml_meth.PyCFunction,
+            getter,
+            closure: gs.closure,
+        })
+    }
+}
