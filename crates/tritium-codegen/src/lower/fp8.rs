@@ -1,8 +1,9 @@
 //! fp8 (e4m3fn, e5m2) values: they live in registers as their i8 bits (like
 //! bf16 as i16), so every conversion is explicit here. The integer algorithms
 //! below are the reference the interpreter (`interpreter/floats.py`) agrees
-//! with bit for bit; sm_90 uses PTX's `cvt.rn.satfinite.{e4m3,e5m2}x2` where
-//! its semantics are the same (round to nearest even, saturate to max finite).
+//! with bit for bit; targets with a hardware fp8 convert (`Target::has_fp8_convert`)
+//! use PTX's `cvt.rn.satfinite.{e4m3,e5m2}x2` where its semantics are the same
+//! (round to nearest even, saturate to max finite).
 use inkwell::values::{FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use tritium_ir::ScalarKind;
@@ -55,12 +56,6 @@ pub(crate) fn f64_to_fp8_bits(v: f64, f: Fp8) -> u8 {
 }
 
 impl<'a, 'c> Lowering<'a, 'c> {
-    /// Whether the target has PTX's fp8 `cvt` at the PTX version we emit.
-    fn has_fp8_cvt(&self) -> bool {
-        // sm_89 has the instruction too, but only from PTX ISA 8.1 (the target emits 7.8 there)
-        matches!(self.target.cpu(), "sm_90" | "sm_90a")
-    }
-
     /// fp8 bits (i8) to the f32 of the same value (exact; NaN stays NaN).
     pub(super) fn fp8_decode(&self, bits: IntValue<'c>, f: Fp8) -> Result<FloatValue<'c>> {
         let b = &self.llvm.builder;
@@ -98,7 +93,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
     /// infinite where the format has them (arithmetic results); NaN is 0x7f.
     pub(super) fn fp8_encode(&self, x: FloatValue<'c>, f: Fp8, rtz: bool, sat_inf: bool) -> Result<IntValue<'c>> {
         let is64 = x.get_type() == self.llvm.context.f64_type();
-        if !is64 && !rtz && sat_inf && self.has_fp8_cvt() {
+        if !is64 && !rtz && sat_inf && self.target.has_fp8_convert() {
             return self.fp8_encode_ptx(x, f, "f32");
         }
         let cx = self.llvm.context;
@@ -141,9 +136,9 @@ impl<'a, 'c> Lowering<'a, 'c> {
         Ok(b.build_select(nan, i8t.const_int(NAN_CODE, false), code, "")?.into_int_value())
     }
 
-    /// f16 `x` to fp8 bits: one PTX `cvt` on sm_90+, else exact widening to f32.
+    /// f16 `x` to fp8 bits: one PTX `cvt` where the target has it, else exact widening to f32.
     pub(super) fn fp8_encode_f16(&self, x: FloatValue<'c>, f: Fp8, rtz: bool) -> Result<IntValue<'c>> {
-        if !rtz && self.has_fp8_cvt() {
+        if !rtz && self.target.has_fp8_convert() {
             return self.fp8_encode_ptx(x, f, "f16x2");
         }
         let wide = self.llvm.builder.build_float_ext(x, self.llvm.context.f32_type(), "")?;

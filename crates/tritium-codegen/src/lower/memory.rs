@@ -9,18 +9,28 @@ use inkwell::IntPredicate;
 use tritium_ir::{Attr, Function, Module, Op, Region, ScalarKind, Value};
 
 use super::Lowering;
-use tritium_analysis::FuncAxisInfo;
+use tritium_analysis::axis_info::pow2_floor;
+use tritium_analysis::{DimFacts, FuncAxisInfo};
 use crate::error::Result;
 use crate::layout::elem_bytes;
 use crate::target::{Access, MemHints};
 
-/// Largest power of two that divides `x` (x > 0).
-fn pow2_floor(x: u64) -> u64 {
-    if x == 0 {
-        1
-    } else {
-        1 << (63 - x.leading_zeros())
+/// Elements per thread in one global access through a pointer with facts
+/// `ptr` (last dim), under a mask with facts `mask`: a power of two no
+/// larger than the contiguous run, the pointer's alignment, the mask's
+/// constant run, `max_access_bytes` or the `owned` consecutive elements the
+/// thread holds; the one rule for both lowering and layout sizing, so
+/// layouts are never sized for accesses codegen would not emit.
+fn elems_per_access(ptr: DimFacts, mask: Option<DimFacts>, elem_bytes: u32, max_access_bytes: u32, owned: u64) -> u64 {
+    let eb = elem_bytes as u64;
+    let mut vec = owned
+        .min(ptr.contiguity)
+        .min((max_access_bytes as u64 / eb).max(1))
+        .min((ptr.divisibility / eb).max(1));
+    if let Some(m) = mask {
+        vec = vec.min(m.constancy);
     }
+    pow2_floor(vec)
 }
 
 impl<'a, 'c> Lowering<'a, 'c> {
@@ -37,15 +47,9 @@ impl<'a, 'c> Lowering<'a, 'c> {
     /// Elements per access for pointer value `ptr`, optionally masked by `mask`.
     pub(crate) fn vector_width(&self, ptr: Value, mask: Option<Value>, eb: u32) -> u32 {
         let Some(layout) = self.current_layout(ptr) else { return 1 };
-        let f = self.facts.get(ptr);
-        let mut vec = (layout.size_per_thread as u64)
-            .min(f.contiguity)
-            .min((self.target.max_access_bytes() / eb).max(1) as u64)
-            .min((f.divisibility / eb as u64).max(1));
-        if let Some(m) = mask {
-            vec = vec.min(self.facts.get(m).constancy);
-        }
-        pow2_floor(vec) as u32
+        let mask = mask.map(|m| self.facts.get(m));
+        let owned = layout.size_per_thread as u64;
+        elems_per_access(self.facts.get(ptr), mask, eb, self.target.max_access_bytes(), owned) as u32
     }
 
     fn access_for(vec: u32, kind: ScalarKind) -> Access {
@@ -258,13 +262,39 @@ fn widest_in(module: &Module, func: &Function, facts: &FuncAxisInfo, max_bytes: 
             continue;
         }
         let Some(kind) = types.pointee(ty).and_then(|p| types.scalar_kind(p)) else { continue };
-        let eb = elem_bytes(kind) as u64;
-        let f = facts.get(ptr);
-        let mut vec = f.contiguity.min((f.divisibility / eb).max(1)).min((max_bytes as u64 / eb).max(1));
-        if let Some(m) = mask {
-            vec = vec.min(facts.get(m).constancy);
-        }
-        let bytes = (pow2_floor(vec) * eb).min(max_bytes as u64) as u32;
+        let eb = elem_bytes(kind);
+        // layouts are not chosen yet, so no per-thread element count caps it
+        let vec = elems_per_access(facts.get(ptr), mask.map(|m| facts.get(m)), eb, max_bytes, u64::MAX);
+        let bytes = (vec * eb as u64).min(max_bytes as u64) as u32;
         *widest = Some(widest.map_or(bytes, |w| w.max(bytes)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(divisibility: u64, contiguity: u64, constancy: u64) -> DimFacts {
+        DimFacts { divisibility, contiguity, constancy }
+    }
+
+    #[test]
+    fn each_limit_caps_the_access() {
+        let aligned = facts(16, 1024, 1);
+        assert_eq!(elems_per_access(aligned, None, 4, 16, u64::MAX), 4, "16 bytes of f32");
+        assert_eq!(elems_per_access(aligned, None, 2, 16, u64::MAX), 8, "16 bytes of f16");
+        assert_eq!(elems_per_access(aligned, None, 4, 16, 2), 2, "elements the thread owns");
+        assert_eq!(elems_per_access(facts(8, 1024, 1), None, 4, 16, u64::MAX), 2, "8-byte alignment");
+        assert_eq!(elems_per_access(facts(16, 2, 1), None, 4, 16, u64::MAX), 2, "contiguous run");
+        assert_eq!(elems_per_access(aligned, Some(facts(1, 1, 2)), 4, 16, u64::MAX), 2, "mask run");
+    }
+
+    #[test]
+    fn width_is_a_power_of_two_and_at_least_one() {
+        assert_eq!(elems_per_access(facts(16, 3, 1), None, 1, 16, u64::MAX), 2);
+        assert_eq!(elems_per_access(facts(16, 1024, 1), None, 4, 16, 3), 2);
+        // unaligned pointer, or elements wider than the widest access: still one element
+        assert_eq!(elems_per_access(facts(1, 1024, 1), None, 4, 16, u64::MAX), 1);
+        assert_eq!(elems_per_access(facts(16, 1024, 1), None, 8, 4, u64::MAX), 1);
     }
 }

@@ -119,6 +119,10 @@ pub trait Target {
     fn shared_addrspace(&self) -> u16;
     /// Widest single global access in bytes (vectorisation limit).
     fn max_access_bytes(&self) -> u32;
+    /// Whether the ISA version this target emits has a hardware f32/f16 → fp8
+    /// convert that rounds to nearest even and saturates to max finite, as
+    /// the fp8 lowering's integer algorithm does (else that algorithm runs).
+    fn has_fp8_convert(&self) -> bool;
 
     /// The machine that optimises and emits code for this target.
     fn target_machine(&self) -> Result<TargetMachine>;

@@ -220,6 +220,11 @@ impl Target for Nvptx {
     fn max_access_bytes(&self) -> u32 {
         16
     }
+    fn has_fp8_convert(&self) -> bool {
+        // `cvt.rn.satfinite.{e4m3,e5m2}x2`; sm_89 has the instruction too, but
+        // only from PTX ISA 8.1, and `ptx_version` emits 7.8 there
+        matches!(self.arch, NvArch::Sm90 | NvArch::Sm90a)
+    }
 
     fn target_machine(&self) -> Result<TargetMachine> {
         INIT.call_once(|| LlvmTarget::initialize_nvptx(&InitializationConfig::default()));
