@@ -10,37 +10,82 @@ use crate::entities::{Arena, Block, Loc, Op, Region, Type, Value};
 use crate::module::{BlockData, Function, OpData, RegionData, ValueData, ValueDef};
 use crate::ops::opcode;
 
-impl Function {
-    /// The blocks reachable from the body, in pre-order (a block before the
-    /// blocks of the ops it holds), the order values are numbered in.
-    pub fn blocks_preorder(&self) -> Vec<Block> {
-        let mut out = Vec::new();
-        let mut stack = vec![self.regions[self.body].block];
-        while let Some(b) = stack.pop() {
-            out.push(b);
-            // regions pushed in reverse so the first op's first region comes next
-            for &op in self.blocks[b].ops.iter().rev() {
-                for &r in self.ops[op].regions.iter().rev() {
-                    stack.push(self.regions[r].block);
+/// One step of [`Function::preorder`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Visit {
+    /// Entering the block of `region`; its arguments are defined here.
+    Block(Region, Block),
+    /// `op`, placed in `block`; the blocks of its regions come next.
+    Op(Block, Op),
+}
+
+/// The iterator behind [`Function::preorder`].
+pub struct Preorder<'f> {
+    f: &'f Function,
+    stack: Vec<Step>,
+}
+
+enum Step {
+    Enter(Region),
+    Next(Block, usize),
+}
+
+impl Iterator for Preorder<'_> {
+    type Item = Visit;
+
+    fn next(&mut self) -> Option<Visit> {
+        let f = self.f;
+        while let Some(step) = self.stack.pop() {
+            match step {
+                Step::Enter(r) => {
+                    // skipped rather than indexed: print and encode walk modules nobody verified
+                    let Some(b) = f.regions.get(r).map(|rd| rd.block).filter(|&b| f.blocks.contains(b)) else {
+                        continue;
+                    };
+                    self.stack.push(Step::Next(b, 0));
+                    return Some(Visit::Block(r, b));
+                }
+                Step::Next(b, i) => {
+                    let Some(&op) = f.blocks[b].ops.get(i) else { continue };
+                    self.stack.push(Step::Next(b, i + 1));
+                    let Some(od) = f.ops.get(op) else { continue };
+                    // on top of the next sibling, first region last, so it comes next
+                    self.stack.extend(od.regions.iter().rev().map(|&r| Step::Enter(r)));
+                    return Some(Visit::Op(b, op));
                 }
             }
         }
-        out
+        None
+    }
+}
+
+impl Function {
+    /// The one walk of the body, in definition order: a block is entered
+    /// before its ops, an op comes before the blocks of its regions, and those
+    /// are walked to the end before the op's next sibling. Value numbers
+    /// (print, encode) and `compact`'s renumbering follow this order.
+    pub fn preorder(&self) -> Preorder<'_> {
+        Preorder { f: self, stack: vec![Step::Enter(self.body)] }
+    }
+
+    /// The blocks reachable from the body, in pre-order.
+    pub fn blocks_preorder(&self) -> Vec<Block> {
+        self.preorder()
+            .filter_map(|visit| match visit {
+                Visit::Block(_, b) => Some(b),
+                Visit::Op(..) => None,
+            })
+            .collect()
     }
 
     /// Every op placed in the body, with the block that holds it, in pre-order.
     pub fn ops_preorder(&self) -> Vec<(Block, Op)> {
-        let mut out = Vec::new();
-        let mut stack: Vec<(Block, usize)> = vec![(self.regions[self.body].block, 0)];
-        while let Some((b, i)) = stack.pop() {
-            let Some(&op) = self.blocks[b].ops.get(i) else { continue };
-            out.push((b, op));
-            stack.push((b, i + 1));
-            for &r in self.ops[op].regions.iter().rev() {
-                stack.push((self.regions[r].block, 0));
-            }
-        }
-        out
+        self.preorder()
+            .filter_map(|visit| match visit {
+                Visit::Op(b, op) => Some((b, op)),
+                Visit::Block(..) => None,
+            })
+            .collect()
     }
 
     /// The op defining `v`, if `v` is an op result.
@@ -127,31 +172,21 @@ impl Function {
         let mut blocks: Arena<Block, BlockData> = Arena::new();
         let mut regions: Arena<Region, RegionData> = Arena::new();
         let mut value_map: HashMap<Value, Value> = HashMap::new();
-        // first pass: new keys for every reachable entity in pre-order
         let mut op_map: HashMap<Op, Op> = HashMap::new();
         let mut block_map: HashMap<Block, Block> = HashMap::new();
         let mut region_map: HashMap<Region, Region> = HashMap::new();
-        let mut region_stack = vec![self.body];
-        let mut order: Vec<Region> = Vec::new();
-        while let Some(r) = region_stack.pop() {
-            order.push(r);
-            let b = self.regions[r].block;
-            for &op in self.blocks[b].ops.iter().rev() {
-                for &inner in self.ops[op].regions.iter().rev() {
-                    region_stack.push(inner);
-                }
+        // blocks and regions first, since a copied op names its regions before the walk enters them
+        for visit in self.preorder() {
+            if let Visit::Block(r, b) = visit {
+                let nb = blocks.push(BlockData::default());
+                block_map.insert(b, nb);
+                region_map.insert(r, regions.push(RegionData { block: nb }));
             }
         }
-        for &r in &order {
-            let b = self.regions[r].block;
-            let nb = blocks.push(BlockData::default());
-            block_map.insert(b, nb);
-            region_map.insert(r, regions.push(RegionData { block: nb }));
-        }
         // values and ops in definition order (the numbering walk)
-        for (b, op) in self.preorder_with_args() {
-            match op {
-                None => {
+        for visit in self.preorder() {
+            match visit {
+                Visit::Block(_, b) => {
                     let nb = block_map[&b];
                     for (i, &a) in self.blocks[b].args.iter().enumerate() {
                         let nv = values.push(ValueData { ty: self.values[a].ty, def: ValueDef::BlockArg(nb, i as u32) });
@@ -159,7 +194,7 @@ impl Function {
                         blocks[nb].args.push(nv);
                     }
                 }
-                Some(op) => {
+                Visit::Op(b, op) => {
                     let od = &self.ops[op];
                     let nop = ops.push(OpData {
                         opcode: od.opcode,
@@ -194,34 +229,6 @@ impl Function {
         self.ops = ops;
         self.blocks = blocks;
         self.regions = regions;
-    }
-
-    /// The numbering walk: `(block, None)` stands for the block's arguments
-    /// (numbered on entry), `(block, Some(op))` for an op, whose regions follow it.
-    fn preorder_with_args(&self) -> Vec<(Block, Option<Op>)> {
-        enum Step {
-            Enter(Block),
-            Next(Block, usize),
-        }
-        let mut out = Vec::new();
-        let mut stack = vec![Step::Enter(self.regions[self.body].block)];
-        while let Some(step) = stack.pop() {
-            match step {
-                Step::Enter(b) => {
-                    out.push((b, None));
-                    stack.push(Step::Next(b, 0));
-                }
-                Step::Next(b, i) => {
-                    let Some(&op) = self.blocks[b].ops.get(i) else { continue };
-                    out.push((b, Some(op)));
-                    stack.push(Step::Next(b, i + 1));
-                    for &r in self.ops[op].regions.iter().rev() {
-                        stack.push(Step::Enter(self.regions[r].block));
-                    }
-                }
-            }
-        }
-        out
     }
 }
 

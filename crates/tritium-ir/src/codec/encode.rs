@@ -6,6 +6,7 @@ use crate::attrs::{Attr, Attrs};
 use crate::entities::{Loc, Region, Type, Value};
 use crate::module::{Function, Module};
 use crate::ops::FORMAT_VERSION;
+use crate::rewrite::Visit;
 use crate::types::TypeData;
 
 use super::MAGIC;
@@ -184,38 +185,17 @@ fn encode_attrs(out: &mut Vec<u8>, strings: &mut Strings, attrs: &Attrs) {
 /// out-of-range number, which the decoder rejects.
 pub fn number_values(f: &Function) -> HashMap<Value, u64> {
     let mut numbers = HashMap::new();
-    let mut stack = vec![Walk::Region(f.body)];
-    while let Some(item) = stack.pop() {
-        match item {
-            Walk::Region(r) => {
-                let Some(rd) = f.regions.get(r) else { continue };
-                let Some(b) = f.blocks.get(rd.block) else { continue };
-                for &a in &b.args {
-                    let n = numbers.len() as u64;
-                    numbers.entry(a).or_insert(n);
-                }
-                for &op in b.ops.iter().rev() {
-                    stack.push(Walk::Op(op));
-                }
-            }
-            Walk::Op(op) => {
-                let Some(od) = f.ops.get(op) else { continue };
-                for &v in &od.results {
-                    let n = numbers.len() as u64;
-                    numbers.entry(v).or_insert(n);
-                }
-                for &r in od.regions.iter().rev() {
-                    stack.push(Walk::Region(r));
-                }
-            }
+    for visit in f.preorder() {
+        let defined = match visit {
+            Visit::Block(_, b) => &f.blocks[b].args,
+            Visit::Op(_, op) => &f.ops[op].results,
+        };
+        for &v in defined {
+            let n = numbers.len() as u64;
+            numbers.entry(v).or_insert(n);
         }
     }
     numbers
-}
-
-enum Walk {
-    Region(Region),
-    Op(crate::entities::Op),
 }
 
 fn encode_func(out: &mut Vec<u8>, ctx: &mut Ctx, f: &Function) {
