@@ -250,17 +250,3 @@ def test_two_processes_write_the_same_key(cache_in_tmp):
     got = cache.get(k)
     assert got is not None and got["kernel.cubin"] == b"K" * 200_000
     assert sorted(p.name for p in cache_in_tmp.iterdir()) == [k]          # no temp or trash dirs left
-
-
-def test_memory_table_is_per_function_and_target():
-    t90 = cache.memory_table(kern, "cuda:90")
-    assert cache.memory_table(kern, "cuda:90") is t90
-    assert cache.memory_table(kern, "cuda:80") is not t90
-    assert cache.memory_table(helper_add, "cuda:90") is not t90
-    s = specializer(kern)
-    key, _, _ = s.bind(np.zeros(64, np.float32), 64, BLOCK=64)
-    t90[(key, ("num_warps", 4))] = "compiled"
-    key2, _, _ = s.bind(np.zeros(64, np.float32), 64, BLOCK=64)
-    assert t90[(key2, ("num_warps", 4))] == "compiled"
-    cache.clear_memory(kern)
-    assert cache.memory_table(kern, "cuda:90") == {}

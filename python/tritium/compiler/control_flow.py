@@ -5,7 +5,8 @@ the variables that flow out of it (if-merged or loop-carried)."""
 from __future__ import annotations
 
 import ast
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 from ..language import core, semantic
 from ..language.dtypes import int1
@@ -187,57 +188,59 @@ class ControlFlowMixin:
         bounds = [b if b.type == iv_ty else semantic.cast(b, iv_ty) for b in bounds]
         if not isinstance(node.target, ast.Name):
             raise self.error(node.target, "a range loop variable must be a single name")
-        names, inits, specs = self._loop_carried(node)
+        carried = self._loop_carried(node)
         before = self.locals
-        body = self.builder.push_block([iv_ty] + [t.type for t in inits])
-        try:
-            self.locals = dict(before)
-            self._bind_carried(names, specs, body.args[1:], inits)
+        with self._loop_region(before, carried, leading=(iv_ty,)) as body:
             self.locals[node.target.id] = core.tensor(body.args[0], iv_ty)
-            self.loop_depth += 1
-            try:
-                self.visit_stmts(node.body)
-            finally:
-                self.loop_depth -= 1
-            outs = self._carried_out(node, names, inits)
-            self.builder.create("yield", [t.handle for t in outs], [])
-        finally:
-            self.builder.pop_block()
-        results = self.builder.create_with_regions(
-            "for", [b.handle for b in bounds] + [t.handle for t in inits], [t.type for t in inits], {}, [body])
-        self.locals = dict(before)
-        self._bind_carried(names, specs, results, inits)
+            self._loop_body(node, carried)
+        self._loop_op("for", [b.handle for b in bounds], [body], before, carried)
 
     # -- while ------------------------------------------------------------
     def visit_While(self, node: ast.While) -> None:
         if node.orelse:
             raise self.unsupported(node, "'while ... else' is not supported in kernels")
-        names, inits, specs = self._loop_carried(node)
-        types = [t.type for t in inits]
+        carried = self._loop_carried(node)
         before = self.locals
-        cond_block = self.builder.push_block(types)
-        try:
-            self.locals = dict(before)
-            self._bind_carried(names, specs, cond_block.args, inits)
+        with self._loop_region(before, carried) as cond_block:
             cond = self.scalar_condition(node.test, self.visit(node.test), "while")
             self.builder.create("condition", [cond.handle] + list(cond_block.args), [])
-        finally:
-            self.builder.pop_block()
-        body = self.builder.push_block(types)
+        with self._loop_region(before, carried) as body:
+            self._loop_body(node, carried)
+        self._loop_op("while", [], [cond_block, body], before, carried)
+
+    # -- the parts `for` and `while` share ----------------------------------
+    @contextlib.contextmanager
+    def _loop_region(self, before: dict, carried: tuple, leading: tuple = ()) -> Iterator[Any]:
+        """One region of a loop op, built inside the `with`. Its arguments are
+        `leading` (a `for`'s induction variable) then the carried values; the
+        scope is the one before the loop, with the carried variables naming
+        those arguments, since every region starts from an iteration's entry."""
+        names, inits, specs = carried
+        block = self.builder.push_block(list(leading) + [t.type for t in inits])
         try:
             self.locals = dict(before)
-            self._bind_carried(names, specs, body.args, inits)
-            self.loop_depth += 1
-            try:
-                self.visit_stmts(node.body)
-            finally:
-                self.loop_depth -= 1
-            outs = self._carried_out(node, names, inits)
-            self.builder.create("yield", [t.handle for t in outs], [])
+            self._bind_carried(names, specs, block.args[len(leading):], inits)
+            yield block
         finally:
             self.builder.pop_block()
-        results = self.builder.create_with_regions("while", [t.handle for t in inits], types, {},
-                                                   [cond_block, body])
+
+    def _loop_body(self, node: ast.For | ast.While, carried: tuple) -> None:
+        """One iteration's statements, then the yield of the carried values."""
+        self.loop_depth += 1
+        try:
+            self.visit_stmts(node.body)
+        finally:
+            self.loop_depth -= 1
+        names, inits, _ = carried
+        outs = self._carried_out(node, names, inits)
+        self.builder.create("yield", [t.handle for t in outs], [])
+
+    def _loop_op(self, name: str, operands: list, regions: list, before: dict, carried: tuple) -> None:
+        """Emits the loop op once its regions are built; after it, the carried
+        variables name its results."""
+        names, inits, specs = carried
+        results = self.builder.create_with_regions(name, operands + [t.handle for t in inits],
+                                                   [t.type for t in inits], {}, regions)
         self.locals = dict(before)
         self._bind_carried(names, specs, results, inits)
 

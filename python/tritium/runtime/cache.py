@@ -1,7 +1,8 @@
-"""Compiled-kernel caches: the on-disk cache (one directory per key under
+"""The on-disk cache of compiled kernels: one directory per key under
 $TRITIUM_CACHE_DIR, written to a temporary directory and renamed so readers
-never see half an entry; a manifest of checksums catches corrupt entries) and
-the per-JITFunction in-memory table that repeated launches hit first."""
+never see half an entry; a manifest of checksums catches corrupt entries.
+(The in-memory tables that repeated launches hit first belong to the launcher:
+`driver.Launcher.table` and the Rust `_core.FastLauncher`.)"""
 from __future__ import annotations
 
 import ast
@@ -258,21 +259,5 @@ def get_or_build(key: str, build: Callable[[], dict[str, bytes]]) -> dict[str, b
     return got
 
 
-# -- in-memory table ---------------------------------------------------------
-
-def memory_table(jit_fn: Any, target: str) -> dict:
-    """The JITFunction's table of compiled kernels for `target`:
-    (specialization key, options) -> kernel object, owned by the launcher."""
-    tables = jit_fn.__dict__.setdefault("_kernel_tables", {})
-    t = tables.get(target)
-    if t is None:
-        t = tables[target] = {}
-    return t
-
-
-def clear_memory(jit_fn: Any) -> None:
-    jit_fn.__dict__.pop("_kernel_tables", None)
-
-
-__all__ = ["cache_dir", "clear_memory", "compiler_version", "get", "get_or_build", "kernel_key", "memory_table", "put",
-           "reached_functions", "source_digest"]
+__all__ = ["cache_dir", "compiler_version", "get", "get_or_build", "kernel_key", "put", "reached_functions",
+           "source_digest"]

@@ -3,6 +3,7 @@ scalar, dtype, constexpr) to the IR type it gets in the kernel signature, or
 to a constexpr specialization, following Triton's rules."""
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 from ..language.core import constexpr
@@ -38,25 +39,65 @@ def int_type(v: int) -> dtype:
     raise ValueError(f"integer argument {v} does not fit in 64 bits")
 
 
+class ArgKind(enum.Enum):
+    """What a launch argument is, before it becomes an IR type or a key entry."""
+    CONSTEXPR = "constexpr"   # constexpr, None, dtype or str: specialized on its value
+    BOOL = "bool"
+    INT = "int"
+    FLOAT = "float"
+    TENSOR = "tensor"         # read through .data_ptr() / .dtype
+    DLPACK = "dlpack"         # read through its DLPack capsule
+    SCALAR = "scalar"         # numpy and other 0-d scalars: typed by .dtype, passed by value
+
+
+def arg_kind(v: Any, launch: bool = False) -> ArgKind | None:
+    """The kind of argument `v` is, or None when kernels cannot take it.
+    `launch` is the launch path's view (the key and the Rust code that must
+    agree with it): there a torch tensor is a pointer at any rank, as in
+    Triton, and an object known only by `__dlpack__` is a tensor too; the
+    compile-time and interpreter typing (`arg_type`) takes a 0-d tensor as a
+    scalar and does not read DLPack."""
+    if v is None or isinstance(v, (constexpr, dtype, str)):
+        return ArgKind.CONSTEXPR
+    if isinstance(v, bool):     # before int: bool is an int subclass
+        return ArgKind.BOOL
+    if isinstance(v, int):
+        return ArgKind.INT
+    if isinstance(v, float):
+        return ArgKind.FLOAT
+    if (launch and hasattr(v, "data_ptr")) or is_tensor_like(v):
+        return ArgKind.TENSOR
+    if launch and hasattr(v, "__dlpack__"):
+        return ArgKind.DLPACK
+    if hasattr(v, "dtype") and hasattr(v, "item"):
+        return ArgKind.SCALAR
+    return None
+
+
+def unsupported_arg(name: str, v: Any, fn_name: str | None = None) -> TypeError:
+    """The error for an argument `arg_kind` rejects (naming the kernel when known)."""
+    of = f" of '{fn_name}'" if fn_name is not None else ""
+    return TypeError(f"unsupported type {type(v).__name__} for kernel argument '{name}'{of} "
+                     "(expected a tensor, a number, None, a dtype or a constexpr)")
+
+
 def arg_type(name: str, v: Any) -> dtype | constexpr:
     """The IR type of a runtime argument, or a constexpr for values that can
-    only be specialized (None, dtypes, strings, tuples of those)."""
-    if isinstance(v, constexpr):
-        return v
-    if v is None or isinstance(v, (dtype, str)):
-        return constexpr(v)
-    if isinstance(v, bool):
+    only be specialized (None, dtypes, strings)."""
+    kind = arg_kind(v)
+    if kind is ArgKind.CONSTEXPR:
+        return v if isinstance(v, constexpr) else constexpr(v)
+    if kind is ArgKind.BOOL:
         return int1
-    if isinstance(v, int):
+    if kind is ArgKind.INT:
         return int_type(v)
-    if isinstance(v, float):
+    if kind is ArgKind.FLOAT:
         return float32
-    if is_tensor_like(v):
+    if kind is ArgKind.TENSOR:
         return pointer_type(element_dtype(v.dtype))
-    if hasattr(v, "dtype") and hasattr(v, "item"):  # numpy / 0-d scalars
+    if kind is ArgKind.SCALAR:
         return element_dtype(v.dtype)
-    raise TypeError(f"unsupported type {type(v).__name__} for kernel argument '{name}' "
-                    "(expected a tensor, a number, None, a dtype or a constexpr)")
+    raise unsupported_arg(name, v)
 
 
 def parse_signature(sig: Any, names: list[str]) -> dict[str, dtype]:

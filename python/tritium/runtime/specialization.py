@@ -17,7 +17,7 @@ from ..backends import get as get_backend
 from ..backends.base import tensor_address
 from ..language.core import constexpr
 from ..language.dtypes import dtype, float32, int1, pointer_type, scalar_from_name
-from .signature import element_dtype, int_type, is_tensor_like
+from .signature import ArgKind, arg_kind, element_dtype, int_type, unsupported_arg
 
 # Runtime arguments are keyed as `tid << 32 | mask`: tid indexes _TYPES (an IR
 # type), mask has bit i set when the backend's property i holds.
@@ -241,24 +241,23 @@ def _unpack(key: bytes | tuple) -> list:
 def _entry(plan: _ParamPlan, v: Any, fn_name: str) -> Any:
     if plan.is_constexpr:
         return _constexpr_entry(v)
-    if v is None or isinstance(v, (constexpr, dtype, str)):
+    kind = arg_kind(v, launch=True)
+    if kind is ArgKind.CONSTEXPR:
         return _constexpr_entry(v)
-    t = v.__class__
-    if t is bool:
+    if kind is ArgKind.BOOL:
         return _TID_I1 << _SHIFT
-    if isinstance(v, int):
+    if kind is ArgKind.INT:
         return (_TID_INT[int_type(v)] << _SHIFT) | _mask(plan.int_props, INTEGER, v)
-    if isinstance(v, float):
+    if kind is ArgKind.FLOAT:
         return (_TID_F32 << _SHIFT) | _mask(plan.float_props, FLOAT, v)
-    if hasattr(v, "data_ptr") or is_tensor_like(v):   # torch tensors are pointers at any rank, as in Triton
+    if kind is ArgKind.TENSOR:
         return (_ptr_tid(v.dtype) << _SHIFT) | _mask(plan.ptr_props, POINTER, v)
-    if hasattr(v, "__dlpack__"):
+    if kind is ArgKind.DLPACK:
         view = dlpack_view(v, plan.name, fn_name)
         return (_ptr_tid(view.dtype) << _SHIFT) | _mask(plan.ptr_props, POINTER, view)
-    if hasattr(v, "dtype") and hasattr(v, "item"):   # numpy scalars: typed, not specialized
+    if kind is ArgKind.SCALAR:   # typed, not specialized
         return type_id(element_dtype(v.dtype)) << _SHIFT
-    raise TypeError(f"unsupported type {type(v).__name__} for kernel argument '{plan.name}' of "
-                    f"'{fn_name}' (expected a tensor, a number, None, a dtype or a constexpr)")
+    raise unsupported_arg(plan.name, v, fn_name)
 
 
 class DLPackView:
