@@ -145,12 +145,40 @@ def main() -> None:
             rounds[name].append(timeit(f, fargs, a.n // a.rounds))
     for name, ts in rounds.items():
         print(f"  {name:34} {min(ts):8.3f} us (best round), {statistics.median(ts):8.3f} us (median round)")
-    if theirs is None:
-        return
-    for name in list(sides)[:-1]:
-        ratios = sorted(o / t for o, t in zip(rounds[name], rounds[tinfo]))
-        print(f"  {name} / triton: median {statistics.median(ratios):.3f} over {a.rounds} rounds "
-              f"(range {ratios[0]:.3f}..{ratios[-1]:.3f}; target <= 0.2)")
+    if theirs is not None:
+        for name in list(sides)[:-1]:
+            ratios = sorted(o / t for o, t in zip(rounds[name], rounds[tinfo]))
+            print(f"  {name} / triton: median {statistics.median(ratios):.3f} over {a.rounds} rounds "
+                  f"(range {ratios[0]:.3f}..{ratios[-1]:.3f}; target <= 0.2)")
+    if native:
+        breakdown(plan, args, a.n, rounds[tinfo] if theirs is not None else None)
+
+
+def breakdown(plan, args: list, n: int, triton_rounds: list | None) -> None:
+    """Where the launch path's key goes: the same 12-parameter plan keyed
+    with the 6 tensors swapped for floats gives the cost of everything but
+    the tensors; the difference, over 6, is one tensor (torch's own data_ptr
+    and dtype plus our bookkeeping). Python's own `t.data_ptr(); t.dtype`
+    per tensor (with its call overhead) is shown for scale."""
+    tensors = args[:6]
+    no_tensors = tuple([0.5] * 6 + list(args[6:]))
+    full = min(timeit(plan.native_keys, [tuple(args)], n // 4) for _ in range(3))
+    rest = min(timeit(plan.native_keys, [no_tensors], n // 4) for _ in range(3))
+    t = tensors[0]
+
+    def py_reads():
+        t.data_ptr()
+        t.dtype
+    py = min(timeit(py_reads, [], n // 4) for _ in range(3))
+    per = (full - rest) / 6
+    floor = min(plan.time_tensor_reads(t, n) for _ in range(3))
+    print(f"  breakdown of the launch path's key: {full:.3f} us = {rest:.3f} us without the tensors "
+          f"+ 6 x {per:.3f} us per tensor; of which the tensor's own data_ptr() and dtype, "
+          f"called from a Rust loop: {floor:.3f} us (from Python, t.data_ptr(); t.dtype: {py:.3f} us)")
+    if triton_rounds:
+        tri = statistics.median(triton_rounds)
+        print(f"  of Triton's median {tri:.3f} us: the 6 tensors {6 * per / tri:.3f} (their reads alone "
+              f"{6 * floor / tri:.3f}), everything else {rest / tri:.3f}")
 
 
 if __name__ == "__main__":

@@ -785,6 +785,23 @@ impl KeyPlan {
         Ok(Some(self.python_key(&k, args)?))
     }
 
+    /// The floor under a tensor argument's key entry: µs per `data_ptr()`
+    /// plus `dtype` read of `t`, `n` times in a Rust loop, through the same
+    /// calls the key makes (the descriptors' C functions where taken). For
+    /// benches/key_bench.py.
+    fn time_tensor_reads(&self, t: &Bound<'_, PyAny>, n: u32) -> PyResult<f64> {
+        let info = self.type_info(t)?;
+        if info.addr != Addr::DataPtr {
+            return Err(pyo3::exceptions::PyTypeError::new_err("time_tensor_reads: an object with data_ptr()"));
+        }
+        let t0 = std::time::Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(Self::dtype(t, &info));
+            std::hint::black_box(Self::address(t, &info)?);
+        }
+        Ok(t0.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64)
+    }
+
     /// Keys `args` (in parameter order) as the launch path does, without
     /// creating any Python object, and says whether that path took the call
     /// (False: Python keys it). For tests, and what benches/key_bench.py
