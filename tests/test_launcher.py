@@ -355,3 +355,23 @@ def test_options_of_a_call_without_any_are_an_empty_read_only_mapping():
     _, _, opts = s.bind(t, 5, 1, True, None, num_warps=8)
     assert opts == {"num_warps": 8}
 
+
+
+def test_tensor_types_interleaved_in_one_call_key_like_python():
+    """The last direct-read tensor type is remembered across arguments and
+    calls; a different type in between must still take its own reads."""
+    @tritium.jit
+    def four(a, b, c, d):
+        pass
+    s = specializer(four)
+
+    class Sub(CMethodTensor):
+        pass
+    mixes = [(c_tensor(1 << 20), CountingTensor(64), c_tensor((1 << 20) + 4), CountingTensor(66)),
+             (CountingTensor(64), c_tensor(1 << 20), np.array([3], dtype=np.int64).view(Sub), c_tensor(48)),
+             (c_tensor(16), c_tensor(17), c_tensor(32), CountingTensor(8, "f2"))]
+    for args in mixes:
+        s.key_python(args)
+    for _ in range(2):
+        for args in mixes:
+            assert s._plan.key(args) == s.key_python(args)

@@ -9,7 +9,7 @@
 //! (`Keyed::native`); the Python key (`python_key`: bytes of the codes, then
 //! one (class, value) object per constexpr) is built only when Python needs
 //! it, or when a constexpr is some other object.
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::mem::MaybeUninit;
 use std::os::raw::c_char;
 use std::ptr::addr_of_mut;
@@ -170,6 +170,10 @@ pub struct KeyPlan {
     types: GILProtected<RefCell<TypeCache>>,
     /// (dtype object's address, pointer type id, the object, kept alive so the address stays its)
     dtypes: GILProtected<RefCell<Vec<(usize, u64, PyObject)>>>,
+    /// the tensor type keyed last, when its reads are direct: a launch whose
+    /// tensors are all torch.Tensor skips the type-cache search. The type
+    /// cache keeps the type and its descriptors alive.
+    last_tensor: GILProtected<Cell<Option<(usize, DirectReads)>>>,
     names: Vec<Py<PyString>>,
     defaults: Vec<Option<PyObject>>,
     options: Py<PyAny>,
@@ -423,6 +427,50 @@ impl KeyPlan {
         Entry::Const(CONSTEXPR_SLOT, 0)
     }
 
+    /// A tensor whose `dtype` and `data_ptr()` are read straight from its
+    /// type's descriptors (torch.Tensor): the launch path's hot case, kept
+    /// free of the generic path's lookups and intermediate objects.
+    #[inline(always)]
+    fn direct_tensor_entry(&self, p: &Param, arg: &Bound<'_, PyAny>, d: DirectReads) -> PyResult<Entry> {
+        let py = arg.py();
+        let ob = arg.as_ptr();
+        // SAFETY: `d` was found on a base of arg's type, which the type cache keeps alive
+        let dt = unsafe {
+            match d.c {
+                Some(c) => c.get(ob),
+                None => (d.dtype_get)(d.dtype, ob, ffi::Py_TYPE(ob) as *mut ffi::PyObject),
+            }
+        };
+        // SAFETY: a new reference, or NULL with an exception set
+        let Ok(dt) = (unsafe { Bound::from_owned_ptr_or_err(py, dt) }) else {
+            return Ok(Entry::Fallback); // Python reports it, naming the argument
+        };
+        let addr = dt.as_ptr() as usize;
+        let cached = self.dtypes.get(py).borrow().iter().find(|(a, ..)| *a == addr).map(|(_, tid, _)| *tid);
+        let tid = match cached {
+            Some(tid) => tid,
+            None => match self.dtype_tid(&dt)? {
+                Some(tid) => tid,
+                None => return Ok(Entry::Fallback),
+            },
+        };
+        drop(dt);
+        // SAFETY: as above
+        let r = unsafe {
+            match d.c {
+                Some(c) => c.call_method(ob),
+                None => call_one(d.data_ptr, ob),
+            }
+        };
+        // SAFETY: a new reference, or NULL with an exception set
+        let r = unsafe { Bound::from_owned_ptr_or_err(py, r)? };
+        let Some(addr) = int_value(&r) else {
+            return Ok(Entry::Fallback);
+        };
+        let read = if (0..(1i128 << 64)).contains(&addr) { Read::Ptr(addr as u64) } else { Read::Host };
+        Ok(Entry::Code((tid << self.shift) | p.ptr.mask(addr, arg)?, read))
+    }
+
     fn entry(&self, p: &Param, arg: &Bound<'_, PyAny>) -> PyResult<Entry> {
         if p.constexpr {
             return Ok(self.constexpr_entry(arg));
@@ -460,7 +508,18 @@ impl KeyPlan {
             return Ok(self.constexpr_entry(arg));
         }
         let py = arg.py();
+        // SAFETY: reading the type of a live object
+        let tp = unsafe { ffi::Py_TYPE(arg.as_ptr()) } as usize;
+        if let Some((t, d)) = self.last_tensor.get(py).get() {
+            if t == tp {
+                return self.direct_tensor_entry(p, arg, d);
+            }
+        }
         let info = self.type_info(arg)?;
+        if let (Addr::DataPtr, Some(d)) = (info.addr, info.direct) {
+            self.last_tensor.get(py).set(Some((tp, d)));
+            return self.direct_tensor_entry(p, arg, d);
+        }
         match info.addr {
             Addr::None => return Ok(Entry::Fallback),
             Addr::DLPack => {
@@ -742,6 +801,7 @@ impl KeyPlan {
             dl_tid,
             types: GILProtected::new(RefCell::new(Vec::new())),
             dtypes: GILProtected::new(RefCell::new(Vec::new())),
+            last_tensor: GILProtected::new(Cell::new(None)),
             names,
             defaults,
             options,
