@@ -375,3 +375,40 @@ def test_tensor_types_interleaved_in_one_call_key_like_python():
     for _ in range(2):
         for args in mixes:
             assert s._plan.key(args) == s.key_python(args)
+
+
+_EDGES = [0, 1, -1, 15, 16, 17, -16, -17, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1, 2 ** 32, 2 ** 63 - 1,
+          -(2 ** 63), 2 ** 63, 2 ** 64 - 1, 2 ** 64, -(2 ** 63) - 1, 48, 1 << 40]
+
+
+@pytest.mark.parametrize("v", _EDGES)
+def test_int_keys_at_the_edges_match_python(v):
+    """The launch path's plain-mask int test agrees with Python's rules at
+    every width boundary (or leaves the value to Python)."""
+    s = specializer(k)
+    t = c_tensor(1 << 20)
+    s.key_python((t, 5, 0.5, 16))
+    try:
+        want = s.key_python((t, v, 0.5, 16))
+    except (ValueError, OverflowError):
+        want = None
+    got = s._plan.key((t, v, 0.5, 16))
+    assert got is None or got == want
+
+
+def test_random_ints_and_addresses_key_like_python():
+    import random
+    rng = random.Random(7)
+    s = specializer(k)
+    s.key_python((c_tensor(1 << 20), 5, 0.5, 16))
+    for _ in range(3000):
+        bits = rng.choice([4, 8, 31, 32, 40, 62, 63, 64])
+        v = rng.randrange(-(1 << bits), 1 << bits)
+        addr = rng.randrange(0, 1 << 47) & ~rng.choice([0, 1, 3, 7, 15])
+        args = (c_tensor(addr), v, 0.5, rng.choice([1, 16, 17]))
+        try:
+            want = s.key_python(args)
+        except (ValueError, OverflowError):
+            want = None
+        got = s._plan.key(args)
+        assert got is None or got == want, (v, addr)

@@ -91,6 +91,59 @@ struct Fast {
 struct Tests {
     fast: Vec<Fast>,
     slow: Vec<(u64, PyObject)>,
+    /// the same tests as plain masks, when they fit (see `Quick`)
+    quick: Option<Quick>,
+}
+
+/// Up to two power-of-two divisibility tests and two equalities, as
+/// (mask, bit) and (value, bit); an unused slot has bit 0. The shared
+/// properties (divisibility by 16, equal to 1) always fit, so the launch
+/// path keys a number with a few ands and compares.
+#[derive(Clone, Copy)]
+struct Quick {
+    pow2: [(u64, u64); 2],
+    eq: [(i64, u64); 2],
+}
+
+impl Quick {
+    fn of(fast: &[Fast], slow: &[(u64, PyObject)]) -> Option<Quick> {
+        if !slow.is_empty() {
+            return None;
+        }
+        let mut q = Quick { pow2: [(0, 0); 2], eq: [(0, 0); 2] };
+        let (mut np, mut ne) = (0, 0);
+        for f in fast {
+            match (f.eq, f.pow2_mask) {
+                (true, _) if ne < 2 => {
+                    q.eq[ne] = (i64::try_from(f.n).ok()?, f.bit);
+                    ne += 1;
+                }
+                (false, Some(m)) if np < 2 => {
+                    q.pow2[np] = (m, f.bit);
+                    np += 1;
+                }
+                _ => return None,
+            }
+        }
+        Some(q)
+    }
+
+    /// The property bits of a value `v` within i64.
+    #[inline(always)]
+    fn mask(&self, v: i64) -> u64 {
+        let mut m = 0;
+        for (mask, bit) in self.pow2 {
+            if (v as u64) & mask == 0 {
+                m |= bit;
+            }
+        }
+        for (n, bit) in self.eq {
+            if v == n {
+                m |= bit;
+            }
+        }
+        m
+    }
 }
 
 impl Tests {
@@ -110,8 +163,18 @@ impl Tests {
                     pow2_mask,
                 }
             })
-            .collect();
-        Ok(Tests { fast, slow })
+            .collect::<Vec<_>>();
+        let quick = Quick::of(&fast, &slow);
+        Ok(Tests { fast, slow, quick })
+    }
+
+    /// `mask` for a value within i64: the plain masks where they fit.
+    #[inline(always)]
+    fn mask_i64(&self, v: i64, arg: &Bound<'_, PyAny>) -> PyResult<u64> {
+        match &self.quick {
+            Some(q) => Ok(q.mask(v)),
+            None => self.mask(v as i128, arg),
+        }
     }
 
     #[inline(always)]
@@ -468,7 +531,11 @@ impl KeyPlan {
             return Ok(Entry::Fallback);
         };
         let read = if (0..(1i128 << 64)).contains(&addr) { Read::Ptr(addr as u64) } else { Read::Host };
-        Ok(Entry::Code((tid << self.shift) | p.ptr.mask(addr, arg)?, read))
+        let mask = match i64::try_from(addr) {
+            Ok(a) => p.ptr.mask_i64(a, arg)?,
+            Err(_) => p.ptr.mask(addr, arg)?,
+        };
+        Ok(Entry::Code((tid << self.shift) | mask, read))
     }
 
     fn entry(&self, p: &Param, arg: &Bound<'_, PyAny>) -> PyResult<Entry> {
@@ -477,6 +544,13 @@ impl KeyPlan {
         }
         let s = self.shift;
         if is_type(arg, addr_of_mut!(ffi::PyLong_Type)) {
+            let mut overflow = 0;
+            // SAFETY: an exact int, for which the call cannot fail (-1 is a value)
+            let x = unsafe { ffi::PyLong_AsLongLongAndOverflow(arg.as_ptr(), &mut overflow) };
+            if overflow == 0 {
+                let tid = if x as i32 as i64 == x { self.tid_int[0] } else { self.tid_int[1] };
+                return Ok(Entry::Code((tid << s) | p.int.mask_i64(x, arg)?, Read::Int(x)));
+            }
             let Some(v) = int_value(arg) else {
                 return Ok(Entry::Fallback);
             };
@@ -499,7 +573,7 @@ impl KeyPlan {
             }
             // SAFETY: an exact float
             let f = unsafe { ffi::PyFloat_AsDouble(arg.as_ptr()) };
-            return Ok(Entry::Code((self.tid_f32 << s) | p.float.mask(0, arg)?, Read::Float(f)));
+            return Ok(Entry::Code((self.tid_f32 << s) | p.float.mask_i64(0, arg)?, Read::Float(f)));
         }
         if is_type(arg, addr_of_mut!(ffi::PyBool_Type)) {
             return Ok(Entry::Code(self.tid_i1 << s, Read::Bool(arg.is_truthy()?)));
