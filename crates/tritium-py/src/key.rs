@@ -527,15 +527,20 @@ impl KeyPlan {
         };
         // SAFETY: a new reference, or NULL with an exception set
         let r = unsafe { Bound::from_owned_ptr_or_err(py, r)? };
+        let mut overflow = 1;
+        if is_type(&r, addr_of_mut!(ffi::PyLong_Type)) {
+            // SAFETY: an exact int, for which the call cannot fail
+            let a = unsafe { ffi::PyLong_AsLongLongAndOverflow(r.as_ptr(), &mut overflow) };
+            if overflow == 0 && a >= 0 {
+                return Ok(Entry::Code((tid << self.shift) | p.ptr.mask_i64(a, arg)?, Read::Ptr(a as u64)));
+            }
+        }
+        // an address above i64, an int subclass, a negative value: the general reads
         let Some(addr) = int_value(&r) else {
             return Ok(Entry::Fallback);
         };
         let read = if (0..(1i128 << 64)).contains(&addr) { Read::Ptr(addr as u64) } else { Read::Host };
-        let mask = match i64::try_from(addr) {
-            Ok(a) => p.ptr.mask_i64(a, arg)?,
-            Err(_) => p.ptr.mask(addr, arg)?,
-        };
-        Ok(Entry::Code((tid << self.shift) | mask, read))
+        Ok(Entry::Code((tid << self.shift) | p.ptr.mask(addr, arg)?, read))
     }
 
     fn entry(&self, p: &Param, arg: &Bound<'_, PyAny>) -> PyResult<Entry> {
