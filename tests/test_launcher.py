@@ -218,7 +218,7 @@ def test_c_method_types_use_the_direct_reads_and_python_classes_do_not():
     L.prepare_only(1, (p, 1, 1.0, 1))
     seen = {t: (how, direct, c) for t, how, direct, c in s._plan.type_cache()}
     # ndarray.item is a METH_VARARGS method named item, not data_ptr: its C
-    # function is not taken (descr.rs checks the name and the flags)
+    # function is not taken (cpython.rs checks the name and the flags)
     assert seen[CMethodTensor] == ("data_ptr", True, False)
     assert seen[CountingTensor] == ("data_ptr", False, False)
 

@@ -19,6 +19,7 @@ use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::{GILOnceCell, GILProtected};
+use pyo3::Borrowed;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 
 /// The Python key's code of a parameter whose entry is an object (a constexpr).
@@ -276,8 +277,8 @@ struct DirectReads {
     data_ptr: *mut ffi::PyObject,
     dtype: *mut ffi::PyObject,
     dtype_get: ffi::descrgetfunc,
-    /// the descriptors' C functions themselves, where descr.rs could take them
-    c: Option<crate::descr::CReads>,
+    /// the descriptors' C functions themselves, where cpython.rs could take them
+    c: Option<crate::cpython::CReads>,
 }
 
 // SAFETY: only dereferenced with the GIL held (inside the GILProtected cache or a launch)
@@ -375,7 +376,7 @@ impl KeyPlan {
                 data_ptr: dp.as_ptr(),
                 dtype: dt.as_ptr(),
                 dtype_get: unsafe { std::mem::transmute::<*mut std::ffi::c_void, ffi::descrgetfunc>(get) },
-                c: crate::descr::c_reads(&ty, dp.bind(py), "data_ptr", dt.bind(py), "dtype"),
+                c: crate::cpython::c_reads(&ty, dp.bind(py), "data_ptr", dt.bind(py), "dtype"),
             })
         });
         let info = TypeInfo {
@@ -543,6 +544,7 @@ impl KeyPlan {
         Ok(Entry::Code((tid << self.shift) | p.ptr.mask(addr, arg)?, read))
     }
 
+    #[inline(always)]
     fn entry(&self, p: &Param, arg: &Bound<'_, PyAny>) -> PyResult<Entry> {
         if p.constexpr {
             return Ok(self.constexpr_entry(arg));
@@ -651,7 +653,26 @@ impl KeyPlan {
         if args.len() != n || n > NATIVE_PARAMS {
             return Ok(false);
         }
-        for (i, (p, arg)) in self.params.iter().zip(args.iter_borrowed()).enumerate() {
+        let ok = match crate::cpython::tuple_items(args) {
+            Some(items) => self.key_each(k, items.iter().map(|&ob| {
+                // SAFETY: a tuple item, borrowed for as long as the tuple is
+                unsafe { Borrowed::from_ptr(args.py(), ob) }
+            }))?,
+            None => self.key_each(k, args.iter_borrowed())?,
+        };
+        if ok {
+            k.n = n;
+        }
+        Ok(ok)
+    }
+
+    #[inline(always)]
+    fn key_each<'a, 'py>(
+        &self,
+        k: &mut Keyed,
+        args: impl Iterator<Item = Borrowed<'a, 'py, PyAny>>,
+    ) -> PyResult<bool> {
+        for (i, (p, arg)) in self.params.iter().zip(args).enumerate() {
             let (code, value, read) = match self.entry(p, &arg)? {
                 Entry::Code(c, r) => (c, 0, r),
                 Entry::Const(tag, v) => {
@@ -664,7 +685,6 @@ impl KeyPlan {
             k.native[2 * i + 1].write(value);
             k.reads[i].write(read);
         }
-        k.n = n;
         Ok(true)
     }
 

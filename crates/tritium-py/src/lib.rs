@@ -4,7 +4,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod codegen;
-mod descr;
+mod cpython;
 mod key;
 mod launcher;
 mod runtime;

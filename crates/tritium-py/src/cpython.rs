@@ -1,12 +1,13 @@
-//! The C functions behind a type's `data_ptr` method and `dtype` getset, so
-//! the launch key reads a torch tensor without CPython's call machinery
-//! (argument-count checks, the recursion guard, the getset's type check).
+//! CPython object layouts the launch key reads directly, skipping the call
+//! machinery of the limited API on its hot path: the C functions behind a
+//! type's `data_ptr` method and `dtype` getset (torch.Tensor), and a
+//! tuple's item array.
 //!
-//! CPython's descriptor structs are not in the limited API. Their layout is
-//! the same from 3.8 through 3.13, so the functions are taken only on 3.10
-//! to 3.13 (our abi3 floor up), and only after the descriptor's own fields
-//! agree: its name, its owner type among the argument type's bases, and its
-//! method flags. Anything else keeps the descriptor calls of key.rs.
+//! These structs are not in the limited API. Their layout is the same from
+//! 3.8 through 3.13, so they are read only on 3.10 to 3.13 (our abi3 floor
+//! up); a descriptor's functions are taken only after its own fields agree:
+//! its name, its owner type among the argument type's bases, its method
+//! flags. Anything else keeps the limited-API calls.
 use std::ffi::{c_char, c_void, CStr};
 
 use pyo3::ffi;
@@ -61,9 +62,39 @@ impl CReads {
     }
 }
 
-fn layout_known(py: Python<'_>) -> bool {
-    let v = py.version_info();
-    v.major == 3 && (10..=13).contains(&v.minor)
+/// Whether this interpreter is one whose object layouts are known here
+/// (asked once: `version_info` parses the version string).
+pub(crate) fn layout_known(py: Python<'_>) -> bool {
+    static KNOWN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KNOWN.get_or_init(|| {
+        let v = py.version_info();
+        v.major == 3 && (10..=13).contains(&v.minor)
+    })
+}
+
+/// PyTupleObject: PyObject_VAR_HEAD, then the items.
+#[repr(C)]
+struct TupleHead {
+    ob_refcnt: isize,
+    ob_type: *mut ffi::PyTypeObject,
+    ob_size: isize,
+}
+
+/// The items of `t` as borrowed pointers, read from the tuple itself where
+/// its layout is known (PyTuple_GetItem is a call per item otherwise).
+pub(crate) fn tuple_items<'a>(t: &'a Bound<'_, pyo3::types::PyTuple>) -> Option<&'a [*mut ffi::PyObject]> {
+    if !layout_known(t.py()) {
+        return None;
+    }
+    // SAFETY: `t` is a live tuple (its type was checked when it was bound);
+    // on the versions admitted its items follow the var-object head, and
+    // they live as long as the tuple, which `'a` borrows
+    unsafe {
+        let head = t.as_ptr() as *const TupleHead;
+        let n = (*head).ob_size as usize;
+        let items = head.add(1) as *const *mut ffi::PyObject;
+        Some(std::slice::from_raw_parts(items, n))
+    }
 }
 
 /// The descriptor's name is `name` and `ty` derives from its owner.
