@@ -944,6 +944,23 @@ impl KeyPlan {
         Ok(Some(self.python_key(&k, args)?))
     }
 
+    /// µs per key of `args` (in parameter order) over `n` keys in a Rust
+    /// loop: the key's cost on the launch path, which computes it from Rust
+    /// inside the launch call, with no Python call of its own. For
+    /// benches/key_bench.py; a call the launch path would give to Python is
+    /// a ValueError.
+    fn time_keys(&self, args: &Bound<'_, PyTuple>, n: u32) -> PyResult<f64> {
+        let mut k = Keyed::new();
+        if !self.keyed(args, &mut k)? {
+            return Err(pyo3::exceptions::PyValueError::new_err("time_keys: the launch path does not key these arguments"));
+        }
+        let t0 = std::time::Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(self.keyed(std::hint::black_box(args), &mut k)?);
+        }
+        Ok(t0.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64)
+    }
+
     /// The floor under a tensor argument's key entry: µs per `data_ptr()`
     /// plus `dtype` read of `t`, `n` times in a Rust loop, through the same
     /// calls the key makes (the descriptors' C functions where taken). For
