@@ -32,12 +32,28 @@ pub const FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
 
 const CUDA_SUCCESS: CuResult = 0;
 
+/// CUlaunchConfig (cuda.h), without launch attributes.
+#[repr(C)]
+pub struct LaunchConfig {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+    pub stream: CuStream,
+    pub attrs: *mut c_void,
+    pub num_attrs: u32,
+}
+
+pub type LaunchKernelEx =
+    unsafe extern "C" fn(*const LaunchConfig, CuFunction, *mut *mut c_void, *mut *mut c_void) -> CuResult;
+
 macro_rules! driver_api {
     ($($field:ident : fn($($arg:ty),*) = $sym:literal;)*) => {
         /// Entry points of libcuda, resolved once.
         #[allow(non_snake_case)]
         pub struct Driver {
             $(pub $field: unsafe extern "C" fn($($arg),*) -> CuResult,)*
+            /// cuLaunchKernelEx (drivers of CUDA 12 and later)
+            pub launch_kernel_ex: Option<LaunchKernelEx>,
             cu_get_error_name: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
             cu_get_error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
         }
@@ -45,6 +61,9 @@ macro_rules! driver_api {
         impl Driver {
             fn resolve(lib: *mut c_void) -> std::result::Result<Driver, String> {
                 Ok(Driver {
+                    launch_kernel_ex: symbol(lib, "cuLaunchKernelEx")
+                        .ok()
+                        .map(|p| unsafe { std::mem::transmute::<*mut c_void, LaunchKernelEx>(p) }),
                     $($field: unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($arg),*) -> CuResult>(symbol(lib, $sym)?) },)*
                     cu_get_error_name: unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult>(symbol(lib, "cuGetErrorName")?) },
                     cu_get_error_string: unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult>(symbol(lib, "cuGetErrorString")?) },
