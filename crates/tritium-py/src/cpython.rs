@@ -1,7 +1,7 @@
-//! CPython object layouts the launch key reads directly, skipping the call
-//! machinery of the limited API on its hot path: the C functions behind a
-//! type's `data_ptr` method and `dtype` getset (torch.Tensor), and a
-//! tuple's item array.
+//! What the launch path uses of CPython beyond its abi3 floor, to skip the
+//! limited API's call machinery on its hot path: the C functions behind a
+//! type's `data_ptr` method and `dtype` getset (torch.Tensor), a tuple's
+//! item array, and `PyObject_Vectorcall` where the interpreter exports it.
 //!
 //! These structs are not in the limited API. Their layout is the same from
 //! 3.8 through 3.13, so they are read only on 3.10 to 3.13 (our abi3 floor
@@ -155,5 +155,40 @@ pub(crate) fn c_reads(
             getter,
             closure: gs.closure,
         })
+    }
+}
+
+type Vectorcall = unsafe extern "C" fn(
+    *mut ffi::PyObject,
+    *const *mut ffi::PyObject,
+    usize,
+    *mut ffi::PyObject,
+) -> *mut ffi::PyObject;
+
+/// `PyObject_Vectorcall` when the running interpreter exports it (3.11 and
+/// later do; the limited API names it only from 3.12, above our abi3 floor).
+fn vectorcall() -> Option<Vectorcall> {
+    static VC: std::sync::OnceLock<Option<Vectorcall>> = std::sync::OnceLock::new();
+    *VC.get_or_init(|| {
+        extern "C" {
+            fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void;
+        }
+        // SAFETY: RTLD_DEFAULT (null) searches the process's global symbols, libpython's among them
+        let f = unsafe { dlsym(std::ptr::null_mut(), c"PyObject_Vectorcall".as_ptr()) };
+        // SAFETY: the exported function has exactly this C signature
+        (!f.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, Vectorcall>(f) })
+    })
+}
+
+/// `f(arg)`: through vectorcall (no argument tuple, no varargs walk) where
+/// the interpreter has it.
+///
+/// # Safety
+/// The GIL is held and both are live objects; returns a new reference or
+/// NULL with an exception set.
+pub(crate) unsafe fn call_one(f: *mut ffi::PyObject, arg: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    match vectorcall() {
+        Some(vc) => vc(f, &arg, 1, std::ptr::null_mut()),
+        None => ffi::PyObject_CallFunctionObjArgs(f, arg, std::ptr::null_mut::<ffi::PyObject>()),
     }
 }

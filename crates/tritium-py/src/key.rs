@@ -11,16 +11,16 @@
 //! it, or when a constexpr is some other object.
 use std::cell::{Cell, RefCell};
 use std::mem::MaybeUninit;
-use std::os::raw::c_char;
 use std::ptr::addr_of_mut;
 
 use pyo3::ffi;
-
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::sync::{GILOnceCell, GILProtected};
-use pyo3::Borrowed;
+use pyo3::sync::GILProtected;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::Borrowed;
+
+use crate::reads::{address_of, dtype_of, int_value, is_type, probe, Addr, DirectReads, DirectRefs, TypeInfo};
 
 /// The Python key's code of a parameter whose entry is an object (a constexpr).
 const CONSTEXPR_SLOT: u64 = u64::MAX;
@@ -78,119 +78,55 @@ impl Keyed {
     }
 }
 
-/// A built-in test: `eq` (value == n) or divisibility (value % n == 0).
-struct Fast {
-    bit: u64,
-    eq: bool,
-    n: i128,
-    /// n - 1 when n is a power of two: divisibility is then a mask test
-    /// (also right for negative values in two's complement)
-    pow2_mask: Option<u64>,
-}
-
-/// Tests for one argument kind: built-in ones, then Python predicates.
+/// Tests for one argument kind, each setting its bit: the built-in ones
+/// sorted by kind when the plan is built (so the per-launch loops do not
+/// branch on it), then Python predicates.
 struct Tests {
-    fast: Vec<Fast>,
+    /// divisibility by a power of two n: (n - 1, bit), a mask test (also
+    /// right for negative values in two's complement)
+    pow2: Vec<(u64, u64)>,
+    /// divisibility by another n: (n, bit)
+    div: Vec<(i128, u64)>,
+    /// equality with n: (n, bit)
+    eq: Vec<(i128, u64)>,
     slow: Vec<(u64, PyObject)>,
-    /// the same tests as plain masks, when they fit (see `Quick`)
-    quick: Option<Quick>,
-}
-
-/// Up to two power-of-two divisibility tests and two equalities, as
-/// (mask, bit) and (value, bit); an unused slot has bit 0. The shared
-/// properties (divisibility by 16, equal to 1) always fit, so the launch
-/// path keys a number with a few ands and compares.
-#[derive(Clone, Copy)]
-struct Quick {
-    pow2: [(u64, u64); 2],
-    eq: [(i64, u64); 2],
-}
-
-impl Quick {
-    fn of(fast: &[Fast], slow: &[(u64, PyObject)]) -> Option<Quick> {
-        if !slow.is_empty() {
-            return None;
-        }
-        let mut q = Quick { pow2: [(0, 0); 2], eq: [(0, 0); 2] };
-        let (mut np, mut ne) = (0, 0);
-        for f in fast {
-            match (f.eq, f.pow2_mask) {
-                (true, _) if ne < 2 => {
-                    q.eq[ne] = (i64::try_from(f.n).ok()?, f.bit);
-                    ne += 1;
-                }
-                (false, Some(m)) if np < 2 => {
-                    q.pow2[np] = (m, f.bit);
-                    np += 1;
-                }
-                _ => return None,
-            }
-        }
-        Some(q)
-    }
-
-    /// The property bits of a value `v` within i64.
-    #[inline(always)]
-    fn mask(&self, v: i64) -> u64 {
-        let mut m = 0;
-        for (mask, bit) in self.pow2 {
-            if (v as u64) & mask == 0 {
-                m |= bit;
-            }
-        }
-        for (n, bit) in self.eq {
-            if v == n {
-                m |= bit;
-            }
-        }
-        m
-    }
 }
 
 impl Tests {
     fn parse(fast: Vec<(u64, bool, i64)>, slow: Vec<(u64, PyObject)>) -> PyResult<Self> {
-        if fast.iter().any(|f| !f.1 && f.2 == 0) {
-            return Err(pyo3::exceptions::PyValueError::new_err("divisibility by 0"));
+        let mut t = Tests { pow2: Vec::new(), div: Vec::new(), eq: Vec::new(), slow };
+        for (bit, eq, n) in fast {
+            match (eq, n) {
+                (true, _) => t.eq.push((n as i128, bit)),
+                (false, 0) => return Err(pyo3::exceptions::PyValueError::new_err("divisibility by 0")),
+                (false, _) if n > 0 && (n as u64).is_power_of_two() => t.pow2.push((n as u64 - 1, bit)),
+                (false, _) => t.div.push((n as i128, bit)),
+            }
         }
-        let fast = fast
-            .into_iter()
-            .map(|(bit, eq, n)| {
-                let pow2_mask =
-                    (!eq && n > 0 && (n as u64).is_power_of_two()).then(|| n as u64 - 1);
-                Fast {
-                    bit,
-                    eq,
-                    n: n as i128,
-                    pow2_mask,
-                }
-            })
-            .collect::<Vec<_>>();
-        let quick = Quick::of(&fast, &slow);
-        Ok(Tests { fast, slow, quick })
+        Ok(t)
     }
 
-    /// `mask` for a value within i64: the plain masks where they fit.
-    #[inline(always)]
-    fn mask_i64(&self, v: i64, arg: &Bound<'_, PyAny>) -> PyResult<u64> {
-        match &self.quick {
-            Some(q) => Ok(q.mask(v)),
-            None => self.mask(v as i128, arg),
-        }
+    /// Whether any built-in test applies (floats take none on the fast path).
+    fn has_builtin(&self) -> bool {
+        !(self.pow2.is_empty() && self.div.is_empty() && self.eq.is_empty())
     }
 
     #[inline(always)]
     fn mask(&self, v: i128, arg: &Bound<'_, PyAny>) -> PyResult<u64> {
         let mut m = 0;
-        for f in &self.fast {
-            let holds = if f.eq {
-                v == f.n
-            } else if let Some(m) = f.pow2_mask {
-                (v as u64) & m == 0
-            } else {
-                v.rem_euclid(f.n) == 0
-            };
-            if holds {
-                m |= f.bit;
+        for &(mask, bit) in &self.pow2 {
+            if (v as u64) & mask == 0 {
+                m |= bit;
+            }
+        }
+        for &(n, bit) in &self.div {
+            if v.rem_euclid(n) == 0 {
+                m |= bit;
+            }
+        }
+        for &(n, bit) in &self.eq {
+            if v == n {
+                m |= bit;
             }
         }
         for (bit, pred) in &self.slow {
@@ -257,41 +193,6 @@ enum Entry {
     Fallback,
 }
 
-/// How to read a tensor-like type's address; found once per Python type.
-#[derive(Clone, Copy, PartialEq)]
-enum Addr {
-    DataPtr,
-    Cuda,
-    Host,
-    DLPack,
-    None,
-}
-
-/// A type whose `data_ptr` is a C method (method_descriptor) and `dtype` a C
-/// getset, with the default attribute lookup (torch.Tensor): both are called
-/// straight from the descriptors found once on the type, skipping generic
-/// attribute lookup and the bound method. The pointers stay valid because the
-/// type cache below owns references to both descriptors.
-#[derive(Clone, Copy)]
-struct DirectReads {
-    data_ptr: *mut ffi::PyObject,
-    dtype: *mut ffi::PyObject,
-    dtype_get: ffi::descrgetfunc,
-    /// the descriptors' C functions themselves, where cpython.rs could take them
-    c: Option<crate::cpython::CReads>,
-}
-
-// SAFETY: only dereferenced with the GIL held (inside the GILProtected cache or a launch)
-unsafe impl Send for DirectReads {}
-unsafe impl Sync for DirectReads {}
-
-#[derive(Clone, Copy)]
-struct TypeInfo {
-    addr: Addr,
-    has_ndim: bool,
-    direct: Option<DirectReads>,
-}
-
 /// One runtime argument's value as the key read it; the launcher packs these.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Read {
@@ -308,9 +209,6 @@ pub(crate) enum Read {
     Obj,
 }
 
-/// The descriptors behind `DirectReads`, kept alive with the type they came from.
-type DirectRefs = Option<(PyObject, PyObject)>;
-
 /// Tensor-like types seen so far, by address, and how to read them; the
 /// type object is kept alive so the address stays its.
 type TypeCache = Vec<(usize, TypeInfo, Py<PyType>, DirectRefs)>;
@@ -318,33 +216,13 @@ type TypeCache = Vec<(usize, TypeInfo, Py<PyType>, DirectRefs)>;
 /// `bind`'s result: (key, arguments in parameter order, launch options).
 type Bound3<'py> = (Bound<'py, PyAny>, Bound<'py, PyTuple>, Bound<'py, PyAny>);
 
-/// A Python int's value without raising: None when it is below i64's range
-/// or above u64's (abi3 has no cheap 128-bit conversion).
-fn int_value(v: &Bound<'_, PyAny>) -> Option<i128> {
-    let mut overflow = 0;
-    // SAFETY: `v` is a live object; the call sets `overflow` instead of raising for out-of-range ints
-    let x = unsafe { ffi::PyLong_AsLongLongAndOverflow(v.as_ptr(), &mut overflow) };
-    if overflow == 0 {
-        if x == -1 && PyErr::take(v.py()).is_some() {
-            return None; // not an int at all
-        }
-        return Some(x as i128);
+/// What a launch does with an address: a kernel takes one within u64.
+fn address_read(addr: i128) -> Read {
+    if (0..(1i128 << 64)).contains(&addr) {
+        Read::Ptr(addr as u64)
+    } else {
+        Read::Host // not an address a kernel can take: the launch path decides
     }
-    if overflow < 0 {
-        return None;
-    }
-    // SAFETY: as above; an error (above u64) is taken right away
-    let u = unsafe { ffi::PyLong_AsUnsignedLongLong(v.as_ptr()) };
-    if u == u64::MAX && PyErr::take(v.py()).is_some() {
-        return None;
-    }
-    Some(u as i128)
-}
-
-/// `Py_TYPE(arg) == ty` for one of CPython's static types.
-fn is_type(arg: &Bound<'_, PyAny>, ty: *mut ffi::PyTypeObject) -> bool {
-    // SAFETY: reading the type of a live object
-    unsafe { ffi::Py_TYPE(arg.as_ptr()) == ty }
 }
 
 impl KeyPlan {
@@ -355,35 +233,9 @@ impl KeyPlan {
         if let Some((_, info, _, _)) = self.types.get(py).borrow().iter().find(|(t, ..)| *t == tp) {
             return Ok(*info);
         }
-        let ty = arg.get_type();
         // no borrow is held while Python runs (hasattr may run arbitrary code)
-        let addr = if ty.hasattr(intern!(py, "data_ptr"))? {
-            Addr::DataPtr
-        } else if ty.hasattr(intern!(py, "__cuda_array_interface__"))? {
-            Addr::Cuda
-        } else if ty.hasattr(intern!(py, "__array_interface__"))? {
-            Addr::Host
-        } else if ty.hasattr(intern!(py, "__dlpack__"))? {
-            Addr::DLPack
-        } else {
-            Addr::None
-        };
-        let refs = if addr == Addr::DataPtr { direct_descriptors(&ty)? } else { None };
-        let direct = refs.as_ref().and_then(|(dp, dt)| {
-            // SAFETY: PyType_GetSlot accepts static types from 3.10 (the abi3 floor)
-            let get = unsafe { ffi::PyType_GetSlot(ffi::Py_TYPE(dt.as_ptr()), ffi::Py_tp_descr_get) };
-            (!get.is_null()).then(|| DirectReads {
-                data_ptr: dp.as_ptr(),
-                dtype: dt.as_ptr(),
-                dtype_get: unsafe { std::mem::transmute::<*mut std::ffi::c_void, ffi::descrgetfunc>(get) },
-                c: crate::cpython::c_reads(&ty, dp.bind(py), "data_ptr", dt.bind(py), "dtype"),
-            })
-        });
-        let info = TypeInfo {
-            addr,
-            has_ndim: ty.hasattr(intern!(py, "ndim"))?,
-            direct,
-        };
+        let ty = arg.get_type();
+        let (info, refs) = probe(&ty)?;
         let mut seen = self.types.get(py).borrow_mut();
         if seen.len() < 64 {
             seen.push((tp, info, ty.unbind(), refs));
@@ -396,61 +248,27 @@ impl KeyPlan {
 
     /// The pointer type id of a framework dtype: identity hits first (dtype
     /// objects are singletons in torch and numpy), then the shared dict.
+    #[inline(always)]
     fn dtype_tid(&self, dt: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-        let py = dt.py();
         let addr = dt.as_ptr() as usize;
-        if let Some((_, tid, _)) = self.dtypes.get(py).borrow().iter().find(|(a, ..)| *a == addr) {
+        if let Some((_, tid, _)) = self.dtypes.get(dt.py()).borrow().iter().find(|(a, ..)| *a == addr) {
             return Ok(Some(*tid));
         }
+        self.dtype_tid_first_sight(dt)
+    }
+
+    #[inline(never)]
+    fn dtype_tid_first_sight(&self, dt: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+        let py = dt.py();
         let Some(tid) = self.ptr_tid.bind(py).get_item(dt)? else {
             return Ok(None);
         };
         let tid: u64 = tid.extract()?;
         let mut seen = self.dtypes.get(py).borrow_mut();
         if seen.len() < 32 {
-            seen.push((addr, tid, dt.clone().unbind()));
+            seen.push((dt.as_ptr() as usize, tid, dt.clone().unbind()));
         }
         Ok(Some(tid))
-    }
-
-    fn address(arg: &Bound<'_, PyAny>, info: &TypeInfo) -> PyResult<Option<i128>> {
-        let py = arg.py();
-        let name = match info.addr {
-            Addr::DataPtr => {
-                let r = match info.direct {
-                    // SAFETY: the descriptor is a method_descriptor of a base of arg's type
-                    Some(d) => unsafe {
-                        let r = match d.c {
-                            Some(c) => c.call_method(arg.as_ptr()),
-                            None => call_one(d.data_ptr, arg.as_ptr()),
-                        };
-                        Bound::from_owned_ptr_or_err(py, r)?
-                    },
-                    None => call_method0(arg, intern!(py, "data_ptr"))?,
-                };
-                return Ok(int_value(&r));
-            }
-            Addr::Cuda => intern!(py, "__cuda_array_interface__"),
-            Addr::Host => intern!(py, "__array_interface__"),
-            Addr::DLPack | Addr::None => return Ok(None),
-        };
-        let d = arg.getattr(name)?;
-        Ok(int_value(&d.get_item(intern!(py, "data"))?.get_item(0)?))
-    }
-
-    fn dtype<'py>(arg: &Bound<'py, PyAny>, info: &TypeInfo) -> Option<Bound<'py, PyAny>> {
-        let py = arg.py();
-        match info.direct {
-            // SAFETY: the getset descriptor belongs to a base of arg's type
-            Some(d) => unsafe {
-                let r = match d.c {
-                    Some(c) => c.get(arg.as_ptr()),
-                    None => (d.dtype_get)(d.dtype, arg.as_ptr(), ffi::Py_TYPE(arg.as_ptr()) as *mut ffi::PyObject),
-                };
-                Bound::from_owned_ptr_or_err(py, r).ok()
-            },
-            None => arg.getattr(intern!(py, "dtype")).ok(),
-        }
     }
 
     /// A DLPack argument: (pointer type id, address), or None when Python
@@ -492,56 +310,19 @@ impl KeyPlan {
     }
 
     /// A tensor whose `dtype` and `data_ptr()` are read straight from its
-    /// type's descriptors (torch.Tensor): the launch path's hot case, kept
-    /// free of the generic path's lookups and intermediate objects.
+    /// type's descriptors (torch.Tensor): the launch path's hot case.
     #[inline(always)]
     fn direct_tensor_entry(&self, p: &Param, arg: &Bound<'_, PyAny>, d: DirectReads) -> PyResult<Entry> {
-        let py = arg.py();
-        let ob = arg.as_ptr();
-        // SAFETY: `d` was found on a base of arg's type, which the type cache keeps alive
-        let dt = unsafe {
-            match d.c {
-                Some(c) => c.get(ob),
-                None => (d.dtype_get)(d.dtype, ob, ffi::Py_TYPE(ob) as *mut ffi::PyObject),
-            }
-        };
-        // SAFETY: a new reference, or NULL with an exception set
-        let Ok(dt) = (unsafe { Bound::from_owned_ptr_or_err(py, dt) }) else {
-            return Ok(Entry::Fallback); // Python reports it, naming the argument
-        };
-        let addr = dt.as_ptr() as usize;
-        let cached = self.dtypes.get(py).borrow().iter().find(|(a, ..)| *a == addr).map(|(_, tid, _)| *tid);
-        let tid = match cached {
-            Some(tid) => tid,
-            None => match self.dtype_tid(&dt)? {
-                Some(tid) => tid,
-                None => return Ok(Entry::Fallback),
-            },
-        };
-        drop(dt);
-        // SAFETY: as above
-        let r = unsafe {
-            match d.c {
-                Some(c) => c.call_method(ob),
-                None => call_one(d.data_ptr, ob),
-            }
-        };
-        // SAFETY: a new reference, or NULL with an exception set
-        let r = unsafe { Bound::from_owned_ptr_or_err(py, r)? };
-        let mut overflow = 1;
-        if is_type(&r, addr_of_mut!(ffi::PyLong_Type)) {
-            // SAFETY: an exact int, for which the call cannot fail
-            let a = unsafe { ffi::PyLong_AsLongLongAndOverflow(r.as_ptr(), &mut overflow) };
-            if overflow == 0 && a >= 0 {
-                return Ok(Entry::Code((tid << self.shift) | p.ptr.mask_i64(a, arg)?, Read::Ptr(a as u64)));
-            }
-        }
-        // an address above i64, an int subclass, a negative value: the general reads
-        let Some(addr) = int_value(&r) else {
+        let Some(dt) = d.dtype(arg) else {
             return Ok(Entry::Fallback);
         };
-        let read = if (0..(1i128 << 64)).contains(&addr) { Read::Ptr(addr as u64) } else { Read::Host };
-        Ok(Entry::Code((tid << self.shift) | p.ptr.mask(addr, arg)?, read))
+        let Some(tid) = self.dtype_tid(&dt)? else {
+            return Ok(Entry::Fallback);
+        };
+        let Some(addr) = int_value(&d.data_ptr(arg)?) else {
+            return Ok(Entry::Fallback);
+        };
+        Ok(Entry::Code((tid << self.shift) | p.ptr.mask(addr, arg)?, address_read(addr)))
     }
 
     #[inline(always)]
@@ -551,36 +332,24 @@ impl KeyPlan {
         }
         let s = self.shift;
         if is_type(arg, addr_of_mut!(ffi::PyLong_Type)) {
-            let mut overflow = 0;
-            // SAFETY: an exact int, for which the call cannot fail (-1 is a value)
-            let x = unsafe { ffi::PyLong_AsLongLongAndOverflow(arg.as_ptr(), &mut overflow) };
-            if overflow == 0 {
-                let tid = if x as i32 as i64 == x { self.tid_int[0] } else { self.tid_int[1] };
-                return Ok(Entry::Code((tid << s) | p.int.mask_i64(x, arg)?, Read::Int(x)));
-            }
             let Some(v) = int_value(arg) else {
                 return Ok(Entry::Fallback);
             };
-            let tid = if (-(1i128 << 31)..(1i128 << 31)).contains(&v) {
-                self.tid_int[0]
-            } else if (-(1i128 << 63)..(1i128 << 63)).contains(&v) {
-                self.tid_int[1]
-            } else {
-                self.tid_int[2] // int_value stops at u64's range
-            };
-            let read = match i64::try_from(v) {
-                Ok(small) => Read::Int(small),
-                Err(_) => Read::UInt(v as u64),
+            // int_value stops at u64's range: what is not an i64 is a u64
+            let (tid, read) = match i64::try_from(v) {
+                Ok(x) if x as i32 as i64 == x => (self.tid_int[0], Read::Int(x)),
+                Ok(x) => (self.tid_int[1], Read::Int(x)),
+                Err(_) => (self.tid_int[2], Read::UInt(v as u64)),
             };
             return Ok(Entry::Code((tid << s) | p.int.mask(v, arg)?, read));
         }
         if is_type(arg, addr_of_mut!(ffi::PyFloat_Type)) {
-            if !p.float.fast.is_empty() {
+            if p.float.has_builtin() {
                 return Ok(Entry::Fallback);
             }
             // SAFETY: an exact float
             let f = unsafe { ffi::PyFloat_AsDouble(arg.as_ptr()) };
-            return Ok(Entry::Code((self.tid_f32 << s) | p.float.mask_i64(0, arg)?, Read::Float(f)));
+            return Ok(Entry::Code((self.tid_f32 << s) | p.float.mask(0, arg)?, Read::Float(f)));
         }
         if is_type(arg, addr_of_mut!(ffi::PyBool_Type)) {
             return Ok(Entry::Code(self.tid_i1 << s, Read::Bool(arg.is_truthy()?)));
@@ -616,7 +385,7 @@ impl KeyPlan {
             }
             _ => {}
         }
-        let Some(dt) = Self::dtype(arg, &info) else {
+        let Some(dt) = dtype_of(arg) else {
             return Ok(Entry::Fallback);
         };
         let Some(tid) = self.dtype_tid(&dt)? else {
@@ -633,13 +402,12 @@ impl KeyPlan {
         {
             return Ok(Entry::Fallback);
         }
-        let Some(addr) = Self::address(arg, &info)? else {
+        let Some(addr) = address_of(arg, info.addr)? else {
             return Ok(Entry::Fallback);
         };
         let read = match info.addr {
             Addr::Host => Read::Host,
-            _ if (0..(1i128 << 64)).contains(&addr) => Read::Ptr(addr as u64),
-            _ => Read::Host, // not an address a kernel can take: the launch path decides
+            _ => address_read(addr),
         };
         Ok(Entry::Code((tid << s) | p.ptr.mask(addr, arg)?, read))
     }
@@ -750,106 +518,6 @@ impl KeyPlan {
         }
         Ok(Some(out))
     }
-}
-
-type Vectorcall = unsafe extern "C" fn(
-    *mut ffi::PyObject,
-    *const *mut ffi::PyObject,
-    usize,
-    *mut ffi::PyObject,
-) -> *mut ffi::PyObject;
-
-/// `PyObject_Vectorcall` when the running interpreter exports it (3.11 and
-/// later do; the limited API names it only from 3.12, above our abi3 floor).
-fn vectorcall() -> Option<Vectorcall> {
-    static VC: std::sync::OnceLock<Option<Vectorcall>> = std::sync::OnceLock::new();
-    *VC.get_or_init(|| {
-        extern "C" {
-            fn dlsym(handle: *mut std::ffi::c_void, name: *const c_char) -> *mut std::ffi::c_void;
-        }
-        // SAFETY: RTLD_DEFAULT (null) searches the process's global symbols, libpython's among them
-        let f = unsafe { dlsym(std::ptr::null_mut(), c"PyObject_Vectorcall".as_ptr()) };
-        // SAFETY: the exported function has exactly this C signature
-        (!f.is_null()).then(|| unsafe { std::mem::transmute::<*mut std::ffi::c_void, Vectorcall>(f) })
-    })
-}
-
-/// `f(arg)`: through vectorcall (no argument tuple, no varargs walk) where
-/// the interpreter has it.
-///
-/// # Safety
-/// The GIL is held and both are live objects; returns a new reference or
-/// NULL with an exception set.
-pub(crate) unsafe fn call_one(f: *mut ffi::PyObject, arg: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    match vectorcall() {
-        Some(vc) => vc(f, &arg, 1, std::ptr::null_mut()),
-        None => ffi::PyObject_CallFunctionObjArgs(f, arg, std::ptr::null_mut::<ffi::PyObject>()),
-    }
-}
-
-/// `obj.name()` without creating a bound method (CPython's method-call path).
-fn call_method0<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
-    // SAFETY: NULL-terminated argument list; a new reference or NULL with an exception set
-    unsafe {
-        Bound::from_owned_ptr_or_err(
-            obj.py(),
-            ffi::PyObject_CallMethodObjArgs(obj.as_ptr(), name.as_ptr(), std::ptr::null_mut::<ffi::PyObject>()),
-        )
-    }
-}
-
-/// `type.data_ptr` and `type.dtype` when both are C descriptors and the
-/// type keeps the default `__getattribute__`, so calling the descriptors
-/// does what `obj.data_ptr()` and `obj.dtype` do. (An instance attribute
-/// named `data_ptr` would shadow the method for `obj.data_ptr()`; tensors do
-/// not carry one.)
-fn direct_descriptors(ty: &Bound<'_, PyType>) -> PyResult<DirectRefs> {
-    let py = ty.py();
-    let types = py.import("types")?;
-    let (Ok(dp), Ok(dt), Ok(ga)) = (
-        ty.getattr(intern!(py, "data_ptr")),
-        ty.getattr(intern!(py, "dtype")),
-        ty.getattr(intern!(py, "__getattribute__")),
-    ) else {
-        return Ok(None);
-    };
-    let is = |o: &Bound<'_, PyAny>, name: &str| -> PyResult<bool> { Ok(o.get_type().is(&types.getattr(name)?)) };
-    if is(&dp, "MethodDescriptorType")? && is(&dt, "GetSetDescriptorType")? && is(&ga, "WrapperDescriptorType")? {
-        return Ok(Some((dp.unbind(), dt.unbind())));
-    }
-    Ok(None)
-}
-
-/// Whether TRITIUM_INTERPRET or TRITON_INTERPRET asks for the interpreter
-/// (1/true/yes/on, any case), read on every call from the mapping
-/// `os.environ` keeps its encoded contents in (two dict lookups, where
-/// `getenv` scans the whole environment), so it sees what Python's
-/// `interpret_requested()` sees; the C environment when that mapping is
-/// not there.
-pub(crate) fn interpret_requested(py: Python<'_>) -> bool {
-    static ENV: GILOnceCell<Option<(Py<PyDict>, [Py<PyBytes>; 2])>> = GILOnceCell::new();
-    let env = ENV.get_or_init(py, || {
-        let data = py.import("os").ok()?.getattr("environ").ok()?.getattr("_data").ok()?;
-        let data = data.downcast_into::<PyDict>().ok()?.unbind();
-        let keys = [b"TRITIUM_INTERPRET".as_slice(), b"TRITON_INTERPRET"].map(|k| PyBytes::new(py, k).unbind());
-        Some((data, keys))
-    });
-    let truthy = |v: &[u8]| [&b"1"[..], b"true", b"yes", b"on"].iter().any(|t| v.eq_ignore_ascii_case(t));
-    if let Some((data, keys)) = env {
-        let data = data.bind(py);
-        return keys.iter().any(|k| match data.get_item(k.bind(py)) {
-            Ok(Some(v)) => v.downcast::<PyBytes>().map(|b| truthy(b.as_bytes())).unwrap_or(false),
-            _ => false,
-        });
-    }
-    extern "C" {
-        fn getenv(name: *const c_char) -> *const c_char;
-    }
-    [c"TRITIUM_INTERPRET", c"TRITON_INTERPRET"].iter().any(|name| {
-        // SAFETY: called with the GIL held, so no Python thread changes the environment meanwhile
-        let v = unsafe { getenv(name.as_ptr()) };
-        !v.is_null() && truthy(unsafe { std::ffi::CStr::from_ptr(v) }.to_bytes())
-    })
 }
 
 #[pymethods]
@@ -967,13 +635,15 @@ impl KeyPlan {
     /// benches/key_bench.py.
     fn time_tensor_reads(&self, t: &Bound<'_, PyAny>, n: u32) -> PyResult<f64> {
         let info = self.type_info(t)?;
-        if info.addr != Addr::DataPtr {
-            return Err(pyo3::exceptions::PyTypeError::new_err("time_tensor_reads: an object with data_ptr()"));
-        }
+        let (Addr::DataPtr, Some(d)) = (info.addr, info.direct) else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "time_tensor_reads: a type whose data_ptr and dtype are read directly (torch.Tensor)",
+            ));
+        };
         let t0 = std::time::Instant::now();
         for _ in 0..n {
-            std::hint::black_box(Self::dtype(t, &info));
-            std::hint::black_box(Self::address(t, &info)?);
+            std::hint::black_box(d.dtype(t));
+            std::hint::black_box(d.data_ptr(t)?);
         }
         Ok(t0.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64)
     }
@@ -1086,13 +756,6 @@ impl KeyPlan {
     }
 }
 
-/// The launch path's interpreter switch, as the launcher reads it (for tests).
-#[pyfunction(name = "interpret_requested")]
-fn interpret_requested_py(py: Python<'_>) -> bool {
-    interpret_requested(py)
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<KeyPlan>()?;
-    m.add_function(wrap_pyfunction!(interpret_requested_py, m)?)
+    m.add_class::<KeyPlan>()
 }

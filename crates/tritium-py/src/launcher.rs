@@ -13,7 +13,8 @@ use pyo3::prelude::*;
 use pyo3::sync::GILProtected;
 use pyo3::types::{PyDict, PyInt, PyTuple};
 
-use crate::key::{interpret_requested, KeyPlan, Keyed, Read};
+use crate::interpret::interpret_requested;
+use crate::key::{KeyPlan, Keyed, Read};
 use crate::runtime::CudaKernel;
 
 /// The device and stream queries (torch's), once torch's CUDA state exists.
@@ -83,6 +84,13 @@ pub struct FastLauncher {
 struct Prepared<'py> {
     bound: Bound<'py, PyTuple>,
     grid: [u64; 3],
+}
+
+/// torch's current raw stream on `device` (its own device index object,
+/// handed to its stream query as is).
+fn stream_of(query: &Bound<'_, PyAny>, device: &Bound<'_, PyAny>) -> PyResult<u64> {
+    // SAFETY: the GIL is held; both are live objects
+    unsafe { Bound::from_owned_ptr_or_err(query.py(), crate::cpython::call_one(query.as_ptr(), device.as_ptr()))? }.extract()
 }
 
 /// A grid of 1-3 non-negative ints (a tuple, or one int); anything else
@@ -158,7 +166,7 @@ impl FastLauncher {
 
     /// torch's current device (index and int object), asked again only when
     /// the thread's current driver context is not the one it was asked under.
-    fn device<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>) -> PyResult<(i32, Option<Bound<'py, PyAny>>)> {
+    fn device<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>) -> PyResult<(i32, Bound<'py, PyAny>)> {
         let ctx = tritium_runtime::cuda::driver()
             .and_then(|d| d.current_context())
             .map(|c| c as usize)
@@ -166,7 +174,7 @@ impl FastLauncher {
         if ctx != 0 {
             if let Some((c, dev, obj)) = &self.state.get(py).borrow().device_of_ctx {
                 if *c == ctx {
-                    return Ok((*dev, Some(obj.bind(py).clone())));
+                    return Ok((*dev, obj.bind(py).clone()));
                 }
             }
         }
@@ -175,7 +183,7 @@ impl FastLauncher {
         if ctx != 0 {
             self.state.get(py).borrow_mut().device_of_ctx = Some((ctx, dev, obj.clone().unbind()));
         }
-        Ok((dev, Some(obj)))
+        Ok((dev, obj))
     }
 
     /// The kernel loaded for this call on `device`, if any.
@@ -215,18 +223,17 @@ impl FastLauncher {
         };
         let queries = self.queries(py)?;
         let (device, device_obj) = match &queries {
-            Some((d, _)) => self.device(py, d)?,
+            Some((d, _)) => {
+                let (dev, obj) = self.device(py, d)?;
+                (dev, Some(obj))
+            }
             None => (0, None),
         };
         let Some(kernel) = self.find(py, device, &keyed, &p)? else {
             return Ok(None);
         };
-        let stream: u64 = match (&queries, device_obj) {
-            // torch's device index object is handed to its stream query as is
-            (Some((_, s)), Some(d)) => unsafe {
-                // SAFETY: the GIL is held; both are live objects
-                Bound::from_owned_ptr_or_err(py, crate::key::call_one(s.as_ptr(), d.as_ptr()))?.extract()?
-            },
+        let stream = match (&queries, device_obj) {
+            (Some((_, s)), Some(d)) => stream_of(s, &d)?,
             _ => 0,
         };
         if !kernel.get().launch_reads(p.grid, stream, keyed.reads())? {
@@ -384,7 +391,7 @@ impl FastLauncher {
         Ok(match self.queries(py)? {
             Some((d, s)) => {
                 let (dev, obj) = self.device(py, &d)?;
-                (dev, s.call1((obj,))?.extract()?)
+                (dev, stream_of(&s, &obj)?)
             }
             None => (0, 0),
         })

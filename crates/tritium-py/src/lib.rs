@@ -5,8 +5,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod codegen;
 mod cpython;
+mod interpret;
 mod key;
 mod launcher;
+mod reads;
 mod runtime;
 
 use pyo3::create_exception;
@@ -93,6 +95,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(roundtrip, m)?)?;
     codegen::register(m)?;
     key::register(m)?;
+    interpret::register(m)?;
     launcher::register(m)?;
     runtime::register(m)?;
     Ok(())
