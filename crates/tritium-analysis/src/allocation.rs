@@ -7,7 +7,7 @@
 //! a call's virtual buffer knows its callee's total.
 use std::collections::HashMap;
 
-use tritium_ir::{Func, Function, Module, Op, Region};
+use tritium_ir::{Func, Function, Module, Op};
 
 use crate::callgraph::CallGraph;
 
@@ -187,16 +187,5 @@ impl ModuleAllocation {
 /// Every op of `func` numbered in pre-order (an op, then the ops of its
 /// regions): the positions liveness intervals of a function are written in.
 pub fn op_positions(func: &Function) -> HashMap<Op, u32> {
-    fn walk(func: &Function, region: Region, out: &mut HashMap<Op, u32>) {
-        for &op in &func.region_block(region).ops {
-            let n = out.len() as u32;
-            out.insert(op, n);
-            for &r in &func.ops[op].regions {
-                walk(func, r, out);
-            }
-        }
-    }
-    let mut out = HashMap::new();
-    walk(func, func.body, &mut out);
-    out
+    func.ops_preorder().into_iter().enumerate().map(|(n, (_, op))| (op, n as u32)).collect()
 }

@@ -95,8 +95,8 @@ impl AxisFacts {
     /// A power of two dividing every element: along any dim without runs
     /// each element starts one, so that dim's divisibility covers them all.
     pub fn all_div(&self) -> u64 {
-        if self.value.is_some() {
-            return self.value.map(pow2_divisor).unwrap_or(1);
+        if let Some(v) = self.value {
+            return pow2_divisor(v);
         }
         (0..self.rank()).filter(|&d| self.contiguity[d] == 1).map(|d| self.divisibility[d]).max().unwrap_or(1)
     }
@@ -200,7 +200,7 @@ impl ModuleAxisInfo {
             for &(site, callee) in graph.calls.get(&f).map(Vec::as_slice).unwrap_or(&[]) {
                 let Some(passed) = info.call_args.get(&site) else { continue };
                 let merged = match incoming.remove(&callee) {
-                    Some(prev) if prev.len() == passed.len() => prev.iter().zip(passed).map(|(a, b)| a.join(b)).collect(),
+                    Some(prev) if prev.len() == passed.len() => join_all(&prev, passed),
                     _ => passed.clone(),
                 };
                 incoming.insert(callee, merged);
@@ -218,6 +218,25 @@ impl ModuleAxisInfo {
 /// Loop analyses give up (all facts unknown) after this many rounds; the
 /// lattice is finite so they converge long before, this only bounds the cost.
 const MAX_ROUNDS: usize = 32;
+
+/// The element-wise join of two fact lists.
+fn join_all(a: &[AxisFacts], b: &[AxisFacts]) -> Vec<AxisFacts> {
+    a.iter().zip(b).map(|(x, y)| x.join(y)).collect()
+}
+
+/// One loop round: the carried facts for the next round (`carried` joined
+/// with `yielded`, all unknown once `rounds` reaches `MAX_ROUNDS`), or None
+/// when they are stable.
+fn next_round(carried: &[AxisFacts], yielded: &[AxisFacts], rounds: usize) -> Option<Vec<AxisFacts>> {
+    let next = join_all(carried, yielded);
+    if next == carried {
+        None
+    } else if rounds >= MAX_ROUNDS {
+        Some(next.iter().map(|f| AxisFacts::unknown(f.rank())).collect())
+    } else {
+        Some(next)
+    }
+}
 
 pub(crate) struct Walk<'m> {
     pub module: &'m Module,
@@ -241,10 +260,10 @@ impl<'m> Walk<'m> {
         }
     }
 
-    /// The operands of `region`'s terminator.
-    fn terminator_operands(&self, region: Region) -> Vec<Value> {
+    /// The facts of `region`'s terminator operands.
+    fn terminator_facts(&self, region: Region) -> Vec<AxisFacts> {
         let block = self.func.region_block(region);
-        block.ops.last().map(|&t| self.func.ops[t].operands.clone()).unwrap_or_default()
+        block.ops.last().map(|&t| self.func.ops[t].operands.iter().map(|&v| self.get(v)).collect()).unwrap_or_default()
     }
 
     pub fn region(&mut self, region: Region) {
@@ -300,13 +319,11 @@ impl<'m> Walk<'m> {
             self.info.facts.insert(args[0], iv.clone());
             self.set_all(&args[1..], &carried);
             self.region(body);
-            let yielded: Vec<AxisFacts> = self.terminator_operands(body).iter().map(|&v| self.get(v)).collect();
-            let next: Vec<AxisFacts> = carried.iter().zip(&yielded).map(|(a, b)| a.join(b)).collect();
             rounds += 1;
-            if next == carried {
-                break;
+            match next_round(&carried, &self.terminator_facts(body), rounds) {
+                Some(next) => carried = next,
+                None => break,
             }
-            carried = if rounds >= MAX_ROUNDS { next.iter().map(|f| AxisFacts::unknown(f.rank())).collect() } else { next };
         }
         let results = data.results.clone();
         self.set_all(&results, &carried);
@@ -317,9 +334,9 @@ impl<'m> Walk<'m> {
         let mut joined: Option<Vec<AxisFacts>> = None;
         for &r in &data.regions {
             self.region(r);
-            let y: Vec<AxisFacts> = self.terminator_operands(r).iter().map(|&v| self.get(v)).collect();
+            let y = self.terminator_facts(r);
             joined = Some(match joined {
-                Some(j) => j.iter().zip(&y).map(|(a, b)| a.join(b)).collect(),
+                Some(j) => join_all(&j, &y),
                 None => y,
             });
         }
@@ -342,17 +359,15 @@ impl<'m> Walk<'m> {
         let forwarded = loop {
             self.set_all(&bargs, &carried);
             self.region(before);
-            let cond = self.terminator_operands(before);
-            let forwarded: Vec<AxisFacts> = cond.iter().skip(1).map(|&v| self.get(v)).collect();
+            // `condition`'s operands: the exit flag, then the forwarded values
+            let forwarded: Vec<AxisFacts> = self.terminator_facts(before).into_iter().skip(1).collect();
             self.set_all(&aargs, &forwarded);
             self.region(after);
-            let yielded: Vec<AxisFacts> = self.terminator_operands(after).iter().map(|&v| self.get(v)).collect();
-            let next: Vec<AxisFacts> = carried.iter().zip(&yielded).map(|(a, b)| a.join(b)).collect();
             rounds += 1;
-            if next == carried {
-                break forwarded;
+            match next_round(&carried, &self.terminator_facts(after), rounds) {
+                Some(next) => carried = next,
+                None => break forwarded,
             }
-            carried = if rounds >= MAX_ROUNDS { next.iter().map(|f| AxisFacts::unknown(f.rank())).collect() } else { next };
         };
         let results = data.results.clone();
         self.set_all(&results, &forwarded);

@@ -162,7 +162,10 @@ impl Walk<'_> {
     fn seq(&mut self, nodes: &[Node], st: &mut State) -> Result<(), MembarError> {
         for node in nodes {
             match node {
-                Node::Access(a) => self.access(*a, false, st)?,
+                Node::Access(a) => {
+                    self.reach(*a, false, st)?;
+                    st.pending.insert(Pending { access: *a, last: None, from_callee: false });
+                }
                 Node::Barrier(None) => Self::sync(st),
                 Node::Barrier(Some(c)) if self.kept.contains(c) => Self::sync(st),
                 Node::Barrier(Some(c)) => {
@@ -193,10 +196,7 @@ impl Walk<'_> {
                 Node::Call { callee, base } => {
                     let summary = self.callees.get(callee).ok_or(MembarError::UnknownCallee(*callee))?;
                     for a in &summary.entry {
-                        self.check(a.shifted(*base)?, true, st)?;
-                        if st.open {
-                            self.entry.insert(a.shifted(*base)?);
-                        }
+                        self.reach(a.shifted(*base)?, true, st)?;
                     }
                     let exit = summary.exit.iter().map(|a| {
                         Ok(Pending { access: a.shifted(*base)?, last: None, from_callee: true })
@@ -219,12 +219,13 @@ impl Walk<'_> {
         st.open = false;
     }
 
-    fn access(&mut self, a: Access, from_callee: bool, st: &mut State) -> Result<(), MembarError> {
+    /// Access `a` happens here: it is checked against what is pending, and
+    /// belongs to the entry summary if no barrier ran yet on this path.
+    fn reach(&mut self, a: Access, from_callee: bool, st: &mut State) -> Result<(), MembarError> {
         self.check(a, from_callee, st)?;
         if st.open {
             self.entry.insert(a);
         }
-        st.pending.insert(Pending { access: a, last: None, from_callee });
         Ok(())
     }
 

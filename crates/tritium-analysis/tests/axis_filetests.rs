@@ -8,25 +8,8 @@ use std::fs;
 use std::path::Path;
 
 use tritium_analysis::{CallGraph, ModuleAxisInfo};
-use tritium_ir::{parse, verify, Function, Region, Value};
-
-/// Values of `func` in printing order.
-fn numbering(func: &Function) -> Vec<Value> {
-    fn region(func: &Function, r: Region, out: &mut Vec<Value>) {
-        let block = func.region_block(r);
-        out.extend(&block.args);
-        for &op in &block.ops {
-            let data = &func.ops[op];
-            out.extend(&data.results);
-            for &inner in &data.regions {
-                region(func, inner, out);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    region(func, func.body, &mut out);
-    out
-}
+use tritium_ir::codec::number_values;
+use tritium_ir::{parse, verify};
 
 fn run_case(case: &str) -> Result<usize, String> {
     let module = parse(case).map_err(|e| format!("parse: {e}"))?;
@@ -48,7 +31,10 @@ fn run_case(case: &str) -> Result<usize, String> {
         let mut words = check.split_whitespace();
         let name = words.next().and_then(|w| w.strip_prefix('%')).ok_or_else(|| format!("line {}: CHECK needs %N", ln + 1))?;
         let n: usize = name.parse().map_err(|_| format!("line {}: bad value %{name}", ln + 1))?;
-        let v = *numbering(func).get(n).ok_or_else(|| format!("line {}: @{fname} has no %{n}", ln + 1))?;
+        let v = number_values(func)
+            .into_iter()
+            .find_map(|(v, k)| (k == n as u64).then_some(v))
+            .ok_or_else(|| format!("line {}: @{fname} has no %{n}", ln + 1))?;
         let got = info.func(fid).and_then(|f| f.dims(v)).map(|f| f.render()).unwrap_or_else(|| "<no facts>".into());
         for want in words {
             let key = want.split('=').next().unwrap_or("");

@@ -6,6 +6,7 @@
 //! Ends by compacting each function's arenas.
 use std::collections::HashSet;
 
+use tritium_ir::rewrite::Visit;
 use tritium_ir::{Block, Function, Module, Op, Value, ValueDef};
 
 use crate::effects::is_removable;
@@ -35,31 +36,43 @@ struct Dce {
     live: HashSet<Value>,
     /// Ops kept regardless of their results (effects, or regions with effects).
     effectful: HashSet<Op>,
-    /// The op whose region holds each block.
-    parent: Vec<Option<Op>>,
+    /// The op whose region holds each block, and the block holding that op.
+    parent: Vec<Option<(Op, Block)>>,
+    /// The placed blocks, in pre-order.
+    blocks: Vec<Block>,
     work: Vec<Value>,
 }
 
 impl Dce {
     fn new(f: &Function) -> Dce {
-        let mut d = Dce { live: HashSet::new(), effectful: HashSet::new(), parent: vec![None; f.blocks.len()], work: Vec::new() };
-        for (_, op) in f.ops_preorder() {
+        let mut d = Dce {
+            live: HashSet::new(),
+            effectful: HashSet::new(),
+            parent: vec![None; f.blocks.len()],
+            blocks: Vec::new(),
+            work: Vec::new(),
+        };
+        // pre-order: an op's enclosing ops were visited (and recorded as the
+        // parents of its block) before it
+        for visit in f.preorder() {
+            let (block, op) = match visit {
+                Visit::Block(_, b) => {
+                    d.blocks.push(b);
+                    continue;
+                }
+                Visit::Op(block, op) => (block, op),
+            };
             for &r in &f.ops[op].regions {
-                d.parent[f.regions[r].block.0 as usize] = Some(op);
+                d.parent[f.regions[r].block.0 as usize] = Some((op, block));
             }
-        }
-        // an op with effects makes every op enclosing it effectful
-        let placed = f.ops_preorder();
-        let block_of: std::collections::HashMap<Op, Block> = placed.iter().map(|&(b, op)| (op, b)).collect();
-        for &(block, op) in &placed {
+            // an op with effects makes every op enclosing it effectful
             if has_effect(f, op) {
                 d.effectful.insert(op);
                 let mut b = block;
-                while let Some(p) = d.parent[b.0 as usize] {
+                while let Some((p, pb)) = d.parent[b.0 as usize] {
                     if !d.effectful.insert(p) {
                         break;
                     }
-                    let Some(&pb) = block_of.get(&p) else { break };
                     b = pb;
                 }
             }
@@ -87,7 +100,7 @@ impl Dce {
                     self.result_live(f, op, i as usize);
                 }
                 ValueDef::BlockArg(block, i) => {
-                    let Some(p) = self.parent[block.0 as usize] else { continue };
+                    let Some((p, _)) = self.parent[block.0 as usize] else { continue };
                     self.block_arg_live(f, p, block, i as usize);
                 }
             }
@@ -190,7 +203,7 @@ impl Dce {
 
     fn rewrite(&self, f: &mut Function) -> usize {
         let mut removed = 0;
-        for block in f.blocks_preorder() {
+        for &block in &self.blocks {
             let before = f.blocks[block].ops.len();
             let kept: Vec<Op> = f.blocks[block].ops.iter().copied().filter(|&op| self.op_kept(f, op)).collect();
             removed += before - kept.len();
