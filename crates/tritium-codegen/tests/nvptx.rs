@@ -1,10 +1,9 @@
 //! Tile IR text in, LLVM IR / PTX out: the intrinsics, vector widths and
 //! predicates the NVPTX lowering must produce, and the errors it must give.
-use tritium_codegen::{compile_ptx_text, CompiledPtx, Options};
+mod common;
 
-fn compile(text: &str, arch: &str) -> CompiledPtx {
-    compile_ptx_text(text, &Options::new(arch, 4).unwrap()).unwrap_or_else(|e| panic!("compile failed: {e}"))
-}
+use common::compile;
+use tritium_codegen::{compile_ptx_text, Options};
 
 const VECTOR_ADD: &str = r#"
 func @add(%x: ptr<f32> {divisibility = 16}, %y: ptr<f32> {divisibility = 16}, %o: ptr<f32> {divisibility = 16}, %n: i32 {divisibility = 16}) attributes {kernel} {
@@ -33,7 +32,7 @@ func @add(%x: ptr<f32> {divisibility = 16}, %y: ptr<f32> {divisibility = 16}, %o
 
 #[test]
 fn vector_add_uses_sregs_and_16_byte_accesses() {
-    let out = compile(VECTOR_ADD, "sm_90a");
+    let out = compile(VECTOR_ADD, "sm_90a", 4);
     assert!(out.llir.contains("llvm.nvvm.read.ptx.sreg.tid.x"), "{}", out.llir);
     assert!(out.llir.contains("llvm.nvvm.read.ptx.sreg.ctaid.x"), "{}", out.llir);
     assert!(out.llir.contains("!\"kernel\""), "{}", out.llir);
@@ -51,7 +50,7 @@ fn vector_add_uses_sregs_and_16_byte_accesses() {
 #[test]
 fn unaligned_pointer_gives_scalar_accesses() {
     let text = VECTOR_ADD.replacen("%x: ptr<f32> {divisibility = 16}", "%x: ptr<f32>", 1);
-    let out = compile(&text, "sm_80");
+    let out = compile(&text, "sm_80", 4);
     assert!(out.ptx.contains(".target sm_80"), "{}", out.ptx);
     assert!(!out.ptx.contains("ld.global.v4.f32"), "{}", out.ptx);
     assert_eq!(out.ptx.matches("ld.global.cg.v4.f32").count(), 2, "{}", out.ptx);
@@ -61,7 +60,7 @@ fn unaligned_pointer_gives_scalar_accesses() {
 fn unaligned_bound_limits_vector_width_by_mask() {
     // %n without divisibility: the mask may change inside a chunk, so one element per access
     let text = VECTOR_ADD.replacen("%n: i32 {divisibility = 16}", "%n: i32", 1);
-    let out = compile(&text, "sm_80");
+    let out = compile(&text, "sm_80", 4);
     assert!(!out.ptx.contains(".v4.f32"), "{}", out.ptx);
     assert!(out.ptx.contains("ld.global.f32"), "{}", out.ptx);
 }
@@ -115,7 +114,7 @@ func @k(%x: ptr<i32>, %n: i32) attributes {kernel} {
   "return"() : () -> ()
 }
 "#;
-    let out = compile(text, "sm_90");
+    let out = compile(text, "sm_90", 4);
     assert!(out.ptx.contains("bra"), "a loop needs a branch:\n{}", out.ptx);
 }
 
@@ -131,7 +130,7 @@ func @k(%x: ptr<i32>, %v: i32) attributes {kernel} {
   "return"() : () -> ()
 }
 "#;
-    let out = compile(text, "sm_89");
+    let out = compile(text, "sm_89", 4);
     assert!(out.llir.contains("llvm.nvvm.read.ptx.sreg.ctaid.y"), "{}", out.llir);
     assert!(out.llir.contains("llvm.nvvm.read.ptx.sreg.nctaid.z"), "{}", out.llir);
     assert!(out.ptx.contains("%tid.x"), "{}", out.ptx);

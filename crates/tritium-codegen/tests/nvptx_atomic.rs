@@ -5,12 +5,8 @@
 
 mod common;
 
-use common::check_ptxas;
-use tritium_codegen::{compile_ptx_text, CompiledPtx, Options};
-
-fn compile(text: &str, arch: &str) -> CompiledPtx {
-    compile_ptx_text(text, &Options::new(arch, 4).unwrap()).unwrap_or_else(|e| panic!("compile failed: {e}\n{text}"))
-}
+use common::{check_ptxas, compile};
+use tritium_codegen::{compile_ptx_text, Options};
 
 /// A 256-element tensor atomic of `kind` on `elem`, masked by `offs < n`,
 /// with the old values stored to `o`.
@@ -60,7 +56,7 @@ fn every_rmw_kind_and_type_becomes_one_atom_per_element() {
     ];
     for (kind, elem, instr) in cases {
         for arch in ["sm_80", "sm_90a"] {
-            let out = compile(&tensor_rmw(kind, elem, "acq_rel", "gpu"), arch);
+            let out = compile(&tensor_rmw(kind, elem, "acq_rel", "gpu"), arch, 4);
             // 256 elements over 128 threads: 2 per thread, each its own predicated atomic
             let needle = format!("atom.acq_rel.gpu.global.{instr}");
             assert_eq!(out.ptx.matches(&needle).count(), 2, "{kind} {elem} {arch}: {}", out.ptx);
@@ -74,10 +70,10 @@ fn every_rmw_kind_and_type_becomes_one_atom_per_element() {
 fn every_sem_and_scope_is_spelled_out() {
     for sem in ["relaxed", "acquire", "release", "acq_rel"] {
         for scope in ["cta", "gpu", "sys"] {
-            let out = compile(&tensor_rmw("add", "i32", sem, scope), "sm_90a");
+            let out = compile(&tensor_rmw("add", "i32", sem, scope), "sm_90a", 4);
             assert!(out.ptx.contains(&format!("atom.{sem}.{scope}.global.add.u32")), "{}", out.ptx);
             check_ptxas(&out.ptx, "sm_90a", &format!("{sem}_{scope}"));
-            let out = compile(&tensor_rmw("max", "i32", sem, scope), "sm_80");
+            let out = compile(&tensor_rmw("max", "i32", sem, scope), "sm_80", 4);
             check_ptxas(&out.ptx, "sm_80", &format!("max_{sem}_{scope}"));
         }
     }
@@ -86,7 +82,7 @@ fn every_sem_and_scope_is_spelled_out() {
 #[test]
 fn bf16_add_needs_sm90() {
     let text = tensor_rmw("add", "bf16", "acq_rel", "gpu");
-    let out = compile(&text, "sm_90a");
+    let out = compile(&text, "sm_90a", 4);
     assert!(out.ptx.contains("atom.acq_rel.gpu.global.add.noftz.bf16"), "{}", out.ptx);
     check_ptxas(&out.ptx, "sm_90a", "bf16");
     let err = compile_ptx_text(&text, &Options::new("sm_80", 4).unwrap()).unwrap_err();
@@ -121,7 +117,7 @@ func @lock(%l: ptr<i32>, %c: ptr<i32>) attributes {kernel} {
 #[test]
 fn scalar_atomics_issue_once_and_broadcast_the_old_value() {
     for arch in ["sm_80", "sm_90a"] {
-        let out = compile(SCALAR_CAS, arch);
+        let out = compile(SCALAR_CAS, arch, 4);
         assert!(out.ptx.contains("atom.acquire.gpu.global.cas.b32"), "{}", out.ptx);
         assert!(out.ptx.contains("atom.relaxed.gpu.global.add.u32"), "{}", out.ptx);
         assert!(out.ptx.contains("atom.release.gpu.global.exch.b32"), "{}", out.ptx);
@@ -151,11 +147,11 @@ func @k(%x: ptr<i32> {divisibility = 16}, %o: ptr<i32> {divisibility = 16}) attr
 
 #[test]
 fn replicated_elements_have_one_owner() {
-    let out = compile(SMALL_REPLICATED, "sm_90a");
+    let out = compile(SMALL_REPLICATED, "sm_90a", 4);
     // 16 elements over 128 threads: the atomic is guarded by the thread's copy bits
     assert!(out.ptx.contains("atom.acq_rel.cta.global.cas.b32"), "{}", out.ptx);
     assert!(out.llir.contains("icmp ult i32 %2, 16"), "{}", out.llir);
     assert!(out.ptx.contains("ld.shared"), "{}", out.ptx);
     check_ptxas(&out.ptx, "sm_90a", "replicated");
-    check_ptxas(&compile(SMALL_REPLICATED, "sm_80").ptx, "sm_80", "replicated");
+    check_ptxas(&compile(SMALL_REPLICATED, "sm_80", 4).ptx, "sm_80", "replicated");
 }

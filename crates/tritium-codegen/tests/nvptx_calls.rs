@@ -5,20 +5,8 @@
 //! call sites, and ptxas accepting it all for sm_80 and sm_90a.
 mod common;
 
-use tritium_codegen::{compile_ptx_text, CompiledPtx, Options};
-
-fn compile(text: &str, warps: u32, arch: &str) -> CompiledPtx {
-    compile_ptx_text(text, &Options::new(arch, warps).unwrap()).unwrap_or_else(|e| panic!("compile failed: {e}\n{text}"))
-}
-
-/// Compiles for sm_80 and sm_90a, runs ptxas on both; returns the sm_90a result.
-fn compile_both(text: &str, warps: u32, name: &str) -> CompiledPtx {
-    let a = compile(text, warps, "sm_80");
-    common::check_ptxas(&a.ptx, "sm_80", name);
-    let b = compile(text, warps, "sm_90a");
-    common::check_ptxas(&b.ptx, "sm_90a", name);
-    b
-}
+use common::compile_both;
+use tritium_codegen::{compile_ptx_text, Options};
 
 const SCALAR: &str = r#"
 func @k(%p: ptr<f32>, %a: f32, %n: i32) attributes {kernel} {

@@ -1,10 +1,8 @@
 //! Control flow: `for`/`if`/`while` with carried scalars and tensors lower to
 //! phi nodes; loop comparisons follow the bounds' signedness.
-use tritium_codegen::{compile_ptx_text, CompiledPtx, Options};
+mod common;
 
-fn compile(text: &str) -> CompiledPtx {
-    compile_ptx_text(text, &Options::new("sm_90a", 4).unwrap()).unwrap_or_else(|e| panic!("compile failed: {e}"))
-}
+use common::compile;
 
 fn for_kernel(int: &str) -> String {
     format!(
@@ -31,7 +29,7 @@ func @k(%x: ptr<f32> {{divisibility = 16}}, %lb: {int}, %ub: {int}, %st: {int}) 
 
 #[test]
 fn for_carries_tensors_as_per_register_phis() {
-    let out = compile(&for_kernel("i32"));
+    let out = compile(&for_kernel("i32"), "sm_90a", 4);
     // 8 f32 registers per thread carried + the counter + the induction variable
     assert!(out.llir.contains("icmp slt i32"), "{}", out.llir);
     assert!(out.llir.matches("phi float").count() >= 8, "{}", out.llir);
@@ -40,9 +38,9 @@ fn for_carries_tensors_as_per_register_phis() {
 
 #[test]
 fn unsigned_and_64_bit_bounds() {
-    let out = compile(&for_kernel("u32"));
+    let out = compile(&for_kernel("u32"), "sm_90a", 4);
     assert!(out.llir.contains("icmp ult i32"), "{}", out.llir);
-    let out = compile(&for_kernel("i64"));
+    let out = compile(&for_kernel("i64"), "sm_90a", 4);
     assert!(out.llir.contains("icmp slt i64"), "{}", out.llir);
 }
 
@@ -72,7 +70,7 @@ func @k(%x: ptr<i32>, %n: i32) attributes {kernel} {
   "return"() : () -> ()
 }
 "#;
-    let out = compile(text);
+    let out = compile(text, "sm_90a", 4);
     assert!(out.ptx.contains(".entry k("), "{}", out.ptx);
     // LLVM folds the halving loop to its closed form: 1 for n > 0, else -n
     assert!(out.llir.contains("sub i32 0,") && out.llir.contains("select"), "{}", out.llir);

@@ -4,12 +4,8 @@
 
 mod common;
 
-use common::check_ptxas;
-use tritium_codegen::{compile_ptx_text, CompiledPtx, Options};
-
-fn compile(text: &str, arch: &str) -> CompiledPtx {
-    compile_ptx_text(text, &Options::new(arch, 4).unwrap()).unwrap_or_else(|e| panic!("compile failed: {e}\n{text}"))
-}
+use common::{check_ptxas, compile};
+use tritium_codegen::{compile_ptx_text, Options};
 
 fn print_kernel(elem: &str, hex: bool) -> String {
     format!(
@@ -44,7 +40,7 @@ fn print_every_scalar_type() {
     ];
     for (elem, spec) in cases {
         for arch in ["sm_80", "sm_90a"] {
-            let out = compile(&print_kernel(elem, false), arch);
+            let out = compile(&print_kernel(elem, false), arch, 4);
             let line = format!("pid (%u, %u, %u) idx (%u) v: {spec}\\0A");
             assert!(out.llir.contains(&line), "{elem}: want {line} in\n{}", out.llir);
             assert!(out.llir.contains(&format!("pid (%u, %u, %u) 100%% two: (operand 0) {spec}")), "{}", out.llir);
@@ -63,7 +59,7 @@ fn print_every_scalar_type() {
 #[test]
 fn print_hex_shows_bits() {
     for (elem, spec) in [("f32", "0x%x"), ("f64", "0x%llx"), ("i16", "0x%x"), ("bf16", "0x%x")] {
-        let out = compile(&print_kernel(elem, true), "sm_90a");
+        let out = compile(&print_kernel(elem, true), "sm_90a", 4);
         assert!(out.llir.contains(&format!("idx (%u) v: {spec}\\0A")), "{elem}: {}", out.llir);
         assert!(!out.llir.contains("fpext"), "{elem}: hex must not convert: {}", out.llir);
         check_ptxas(&out.ptx, "sm_90a", &format!("hex_{elem}"));
@@ -81,7 +77,7 @@ func @p(%n: i32) attributes {kernel} {
   "return"() : () -> ()
 }
 "#;
-    let out = compile(text, "sm_80");
+    let out = compile(text, "sm_80", 4);
     assert!(out.llir.contains("idx (%u, %u) b: %d"), "{}", out.llir);
     // 16 elements on 128 threads: the print is guarded by the copy bits of the thread id
     assert!(out.llir.contains("icmp ult i32") || out.llir.contains("and i32"), "{}", out.llir);
@@ -108,7 +104,7 @@ func @a(%x: ptr<i32> {divisibility = 16}, %n: i32) attributes {kernel} {
 #[test]
 fn assert_calls_assertfail_with_location_then_traps() {
     for arch in ["sm_80", "sm_90a"] {
-        let out = compile(ASSERT, arch);
+        let out = compile(ASSERT, arch, 4);
         assert!(out.llir.contains("declare void @__assertfail(ptr, ptr, i32, ptr, i64)"), "{}", out.llir);
         assert!(out.llir.contains("c\"x < n\\00\"") && out.llir.contains("c\"n > 0\\00\""), "{}", out.llir);
         assert!(out.llir.contains("c\"kern.py\\00\"") && out.llir.contains("c\"a\\00\""), "{}", out.llir);

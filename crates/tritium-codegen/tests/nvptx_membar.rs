@@ -5,18 +5,8 @@
 //! barrier for a kernel's first scratch op nor a trailing one after its last.
 mod common;
 
-use tritium_codegen::{compile_ptx_text, CompiledPtx, Options};
-
-/// PTX for sm_90a (whose barriers the tests count), ptxas-checked for sm_80 too.
-fn compile(text: &str, warps: u32, name: &str) -> CompiledPtx {
-    let mut out = None;
-    for arch in ["sm_80", "sm_90a"] {
-        let o = compile_ptx_text(text, &Options::new(arch, warps).unwrap()).unwrap_or_else(|e| panic!("compile failed: {e}\n{text}"));
-        common::check_ptxas(&o.ptx, arch, &format!("membar_{name}"));
-        out = Some(o);
-    }
-    out.expect("two archs")
-}
+use common::compile_both;
+use tritium_codegen::CompiledPtx;
 
 fn bars(out: &CompiledPtx) -> usize {
     out.ptx.matches("bar.sync").count()
@@ -54,7 +44,7 @@ func @k(%x: ptr<f32> {{divisibility = 16}}, %y: ptr<f32>, %t: i32) attributes {{
 #[test]
 fn a_single_reduction_has_only_its_write_to_read_barrier() {
     let body = sum("out", "v", 1024, "  ");
-    let out = compile(&kernel(1024, &body), 4, "single");
+    let out = compile_both(&kernel(1024, &body), 4, "single");
     assert_eq!(bars(&out), 1, "{}", out.ptx);
     assert_eq!(out.shared, 16);
 }
@@ -62,7 +52,7 @@ fn a_single_reduction_has_only_its_write_to_read_barrier() {
 #[test]
 fn one_warp_needs_no_scratch_and_no_barrier() {
     let body = sum("out", "v", 1024, "  ");
-    let out = compile(&kernel(1024, &body), 1, "one_warp");
+    let out = compile_both(&kernel(1024, &body), 1, "one_warp");
     assert_eq!(bars(&out), 0, "{}", out.ptx);
 }
 
@@ -73,9 +63,9 @@ fn back_to_back_reductions_at_the_same_offset_are_separated() {
     let body = sum("s1", "v", 1024, "  ")
         + "  %s1s = \"splat\"(%s1) : (f32) -> tensor<1024xf32>\n  %w = \"mul\"(%v, %s1s) : (tensor<1024xf32>, tensor<1024xf32>) -> tensor<1024xf32>\n"
         + &sum("out", "w", 1024, "  ");
-    let out = compile(&kernel(1024, &body), 4, "back_to_back");
+    let out = compile_both(&kernel(1024, &body), 4, "back_to_back");
     assert_eq!(bars(&out), 3, "{}", out.ptx);
-    let out8 = compile(&kernel(1024, &body), 8, "back_to_back8");
+    let out8 = compile_both(&kernel(1024, &body), 8, "back_to_back8");
     assert_eq!(bars(&out8), 3, "{}", out8.ptx);
 }
 
@@ -96,7 +86,7 @@ fn a_reduction_in_a_loop_is_separated_from_its_next_iteration() {
 "#,
         sum("s", "w", 1024, "    ")
     );
-    let out = compile(&kernel(1024, &body), 4, "loop");
+    let out = compile_both(&kernel(1024, &body), 4, "loop");
     // iteration i+1 writes the partials iteration i's slow warps may still read
     assert_eq!(bars(&out), 2, "{}", out.ptx);
 }
@@ -116,39 +106,17 @@ fn a_loop_body_ending_in_a_fixed_barrier_needs_no_leading_one() {
 "#,
         sum("s", "v", 1024, "    ")
     );
-    let out = compile(&kernel(1024, &body), 4, "loop_fixed");
+    let out = compile_both(&kernel(1024, &body), 4, "loop_fixed");
     // the reduction's write→read barrier and the user's debug_barrier
     assert_eq!(bars(&out), 2, "{}", out.ptx);
 }
 
-#[test]
-fn a_reduction_after_a_branch_that_reduced_is_separated() {
-    let body = format!(
+/// `%{dst} = sum(%v)` when `%t > 0`, else 0.0: a reduction only in the then-branch.
+fn sum_if_positive(dst: &str) -> String {
+    format!(
         r#"  %zero = "const"() {{value = 0}} : () -> i32
   %c = "cmp"(%t, %zero) {{pred = "gt"}} : (i32, i32) -> i1
-  %b = "if"(%c) ({{
-{}    "yield"(%sb) : (f32) -> ()
-  }}, {{
-    %zf = "const"() {{value = 0.0}} : () -> f32
-    "yield"(%zf) : (f32) -> ()
-  }}) : (i1) -> f32
-{}  %out = "add"(%b, %s2) : (f32, f32) -> f32
-"#,
-        sum("sb", "v", 1024, "    "),
-        sum("s2", "v", 1024, "  ")
-    );
-    let out = compile(&kernel(1024, &body), 4, "if_then_reduce");
-    // then-branch: write→read; after the join: a candidate (the then path's
-    // reads may be pending) and write→read
-    assert_eq!(bars(&out), 3, "{}", out.ptx);
-}
-
-#[test]
-fn a_reduction_only_inside_a_branch_gets_no_leading_barrier() {
-    let body = format!(
-        r#"  %zero = "const"() {{value = 0}} : () -> i32
-  %c = "cmp"(%t, %zero) {{pred = "gt"}} : (i32, i32) -> i1
-  %out = "if"(%c) ({{
+  %{dst} = "if"(%c) ({{
 {}    "yield"(%sb) : (f32) -> ()
   }}, {{
     %zf = "const"() {{value = 0.0}} : () -> f32
@@ -156,8 +124,21 @@ fn a_reduction_only_inside_a_branch_gets_no_leading_barrier() {
   }}) : (i1) -> f32
 "#,
         sum("sb", "v", 1024, "    ")
-    );
-    let out = compile(&kernel(1024, &body), 4, "if_only");
+    )
+}
+
+#[test]
+fn a_reduction_after_a_branch_that_reduced_is_separated() {
+    let body = sum_if_positive("b") + &sum("s2", "v", 1024, "  ") + "  %out = \"add\"(%b, %s2) : (f32, f32) -> f32\n";
+    let out = compile_both(&kernel(1024, &body), 4, "if_then_reduce");
+    // then-branch: write→read; after the join: a candidate (the then path's
+    // reads may be pending) and write→read
+    assert_eq!(bars(&out), 3, "{}", out.ptx);
+}
+
+#[test]
+fn a_reduction_only_inside_a_branch_gets_no_leading_barrier() {
+    let out = compile_both(&kernel(1024, &sum_if_positive("out")), 4, "if_only");
     assert_eq!(bars(&out), 1, "{}", out.ptx);
 }
 
@@ -180,6 +161,6 @@ fn a_reduction_in_a_while_loop_is_separated_across_iterations() {
 "#,
         sum("s", "v", 1024, "    ")
     );
-    let out = compile(&kernel(1024, &body), 4, "while");
+    let out = compile_both(&kernel(1024, &body), 4, "while");
     assert_eq!(bars(&out), 2, "{}", out.ptx);
 }

@@ -1,11 +1,10 @@
 //! Scans (in-thread, warp shuffles, scratch across warps, reverse, several
 //! operands, any axis) and the 2-D contiguity facts that give 16-byte
 //! vectors along the last dim of `base + rows[:, None] * stride + cols[None, :]`.
-use tritium_codegen::{compile_ptx_text, CompiledPtx, Options};
+mod common;
 
-fn compile(text: &str, warps: u32) -> CompiledPtx {
-    compile_ptx_text(text, &Options::new("sm_90a", warps).unwrap()).unwrap_or_else(|e| panic!("compile failed: {e}\n{text}"))
-}
+use common::compile;
+use tritium_codegen::{compile_ptx_text, Options};
 
 /// out[i] = scan(x)[i] over a 1-D block of `n` elements of `ty`.
 fn scan_1d(n: u32, ty: &str, combine: &str, reverse: bool) -> String {
@@ -32,7 +31,7 @@ func @k(%x: ptr<{ty}> {{divisibility = 16}}, %y: ptr<{ty}> {{divisibility = 16}}
 
 #[test]
 fn cumsum_shuffles_within_warps_and_exchanges_warp_totals() {
-    let out = compile(&scan_1d(1024, "f32", "add", false), 4);
+    let out = compile(&scan_1d(1024, "f32", "add", false), "sm_90a", 4);
     // 4 f32 per thread, 32 lanes: 5 Hillis-Steele steps + exclusive + total shuffles per rep
     assert!(out.ptx.contains("shfl.sync.idx.b32"), "{}", out.ptx);
     assert!(out.ptx.contains("bar.sync"), "{}", out.ptx);
@@ -43,7 +42,7 @@ fn cumsum_shuffles_within_warps_and_exchanges_warp_totals() {
 
 #[test]
 fn single_warp_scan_needs_no_shared_memory() {
-    let out = compile(&scan_1d(128, "i32", "add", false), 1);
+    let out = compile(&scan_1d(128, "i32", "add", false), "sm_90a", 1);
     assert_eq!(out.shared, 0);
     assert!(!out.ptx.contains("bar.sync"), "{}", out.ptx);
     assert!(out.ptx.contains("shfl.sync.idx.b32"), "{}", out.ptx);
@@ -51,8 +50,8 @@ fn single_warp_scan_needs_no_shared_memory() {
 
 #[test]
 fn reverse_scan_shuffles_from_higher_lanes() {
-    let fwd = compile(&scan_1d(256, "f32", "mul", false), 2);
-    let rev = compile(&scan_1d(256, "f32", "mul", true), 2);
+    let fwd = compile(&scan_1d(256, "f32", "mul", false), "sm_90a", 2);
+    let rev = compile(&scan_1d(256, "f32", "mul", true), "sm_90a", 2);
     // a warp's total sits in its last lane in scan order: 31 forward, 0 in reverse
     assert!(fwd.ptx.contains(", 31, 31, -1;"), "{}", fwd.ptx);
     assert!(rev.ptx.contains(", 0, 31, -1;"), "{}", rev.ptx);
@@ -63,12 +62,12 @@ fn reverse_scan_shuffles_from_higher_lanes() {
 #[test]
 fn big_blocks_and_many_warps() {
     for (n, w) in [(8192, 8), (8192, 1), (4096, 4), (32, 8), (2, 4)] {
-        let out = compile(&scan_1d(n, "f32", "add", false), w);
+        let out = compile(&scan_1d(n, "f32", "add", false), "sm_90a", w);
         assert!(out.ptx.contains(".entry k("), "{n} {w}");
     }
-    let out = compile(&scan_1d(1024, "f64", "max", true), 4);
+    let out = compile(&scan_1d(1024, "f64", "max", true), "sm_90a", 4);
     assert!(out.ptx.contains("shfl.sync.idx.b32"), "{}", out.ptx);
-    let out = compile(&scan_1d(512, "f16", "add", false), 4);
+    let out = compile(&scan_1d(512, "f16", "add", false), "sm_90a", 4);
     assert!(out.ptx.contains(".entry k("));
 }
 
@@ -93,7 +92,7 @@ func @k(%x: ptr<f32> {divisibility = 16}, %y: ptr<i32> {divisibility = 16}) attr
   "return"() : () -> ()
 }
 "#;
-    let out = compile(text, 4);
+    let out = compile(text, "sm_90a", 4);
     // two operands of 4 bytes: rows(1) × reps(1) × warps(4) each, 16-byte aligned
     assert_eq!(out.shared, 32);
 }
@@ -131,7 +130,7 @@ func @k(%x: ptr<f32> {{divisibility = 16}}, %y: ptr<f32> {{divisibility = 16}}) 
 #[test]
 fn two_d_scans_along_either_axis() {
     for (m, n, axis, rev, w) in [(16, 64, 1, false, 4), (16, 64, 0, true, 4), (64, 32, 0, false, 8), (4, 256, 1, true, 2)] {
-        let out = compile(&scan_2d(m, n, axis, rev), w);
+        let out = compile(&scan_2d(m, n, axis, rev), "sm_90a", w);
         assert!(out.ptx.contains(".entry k("), "{m}x{n} axis {axis}");
         // the row stride is the constant n: 16-byte vectors along the last dim
         assert!(out.ptx.contains("ld.global.v4.f32"), "{m}x{n}: {}", out.ptx);
@@ -140,9 +139,9 @@ fn two_d_scans_along_either_axis() {
     // axis 0 (2 reps of 8 rows) the warps split the axis, so 64 columns ×
     // 2 reps × 4 warps of f32 totals go through scratch; along axis 1 the scan stays inside each warp (any
     // scratch left is the expand_dims conversions', at most 64 × 4 bytes)
-    let down = compile(&scan_2d(16, 64, 0, false), 4);
+    let down = compile(&scan_2d(16, 64, 0, false), "sm_90a", 4);
     assert_eq!(down.shared, 2048);
-    let across = compile(&scan_2d(16, 64, 1, false), 4);
+    let across = compile(&scan_2d(16, 64, 1, false), "sm_90a", 4);
     assert!(across.shared <= 256, "{}", across.shared);
 }
 
@@ -208,7 +207,7 @@ func @k(%x: ptr<f32> {{divisibility = 16}}, %y: ptr<f32> {{divisibility = 16}}, 
 #[test]
 fn two_d_access_with_aligned_stride_is_16_bytes_wide() {
     for mask in [false, true] {
-        let out = compile(&copy_2d(16, mask), 4);
+        let out = compile(&copy_2d(16, mask), "sm_90a", 4);
         assert!(out.ptx.contains("ld.global.v4.f32"), "mask {mask}: {}", out.ptx);
         assert!(out.ptx.contains("st.global.v4.f32"), "mask {mask}: {}", out.ptx);
     }
@@ -217,11 +216,11 @@ fn two_d_access_with_aligned_stride_is_16_bytes_wide() {
 #[test]
 fn two_d_access_narrows_with_the_stride_divisibility() {
     // a stride of 2 elements: rows start 8-byte aligned
-    let out = compile(&copy_2d(2, false), 4);
+    let out = compile(&copy_2d(2, false), "sm_90a", 4);
     assert!(!out.ptx.contains("ld.global.v4"), "{}", out.ptx);
     assert!(out.ptx.contains("ld.global.v2.f32"), "{}", out.ptx);
     // unknown stride: scalar accesses
-    let out = compile(&copy_2d(1, false), 4);
+    let out = compile(&copy_2d(1, false), "sm_90a", 4);
     assert!(!out.ptx.contains("ld.global.v"), "{}", out.ptx);
     assert!(out.ptx.contains("ld.global.f32"), "{}", out.ptx);
 }

@@ -85,9 +85,7 @@ pub fn lower_function<'c>(
         if func.kernel && layout.is_some() {
             return Err(unsupported(format!("kernel @{} has a tensor argument", func.name)));
         }
-        let elem = llvm_scalar_type(llvm, module, module.types.elem(ty)).map_err(&unsupported)?;
-        let n = layout.as_ref().map_or(1, |l| l.elems_per_thread());
-        params.extend((0..n).map(|_| BasicMetadataTypeEnum::from(elem)));
+        params.extend(reg_types(llvm, module, ty, layout).map_err(&unsupported)?.into_iter().map(BasicMetadataTypeEnum::from));
     }
     let name = crate::symbol::symbol_name(&func.name);
     let f = if func.kernel {
@@ -124,7 +122,7 @@ pub fn lower_function<'c>(
         func,
         layouts,
         native: HashMap::new(),
-        smem: super::convert::SmemState::new(llvm, target, func),
+        smem: super::convert::SmemState::new(func),
         facts,
         values: HashMap::new(),
         tid,
@@ -133,7 +131,7 @@ pub fn lower_function<'c>(
     };
     let mut p = 0u32;
     for (i, (&arg, layout)) in func.args().iter().zip(&arg_layouts).enumerate() {
-        let n = layout.as_ref().map_or(1, |l| l.elems_per_thread());
+        let n = reg_count(layout);
         let mut regs = Regs::with_capacity(n as usize);
         for _ in 0..n {
             regs.push(f.get_nth_param(p).ok_or_else(|| CodegenError::Llvm("missing parameter".into()))?);
@@ -150,23 +148,8 @@ pub fn lower_function<'c>(
     for &op in &func.region_block(func.body).ops {
         lw.lower_op(op)?;
     }
-    // one position per scratch use and per call, in lowering order (each is
-    // fenced by barriers, so their intervals are single points)
-    let raw = lw.scratch_requests().to_vec();
-    let mut calls = std::mem::take(&mut lw.calls.sites);
-    let mut requests: Vec<BufferRequest> = Vec::with_capacity(raw.len());
-    let mut next_call = 0;
-    for (i, r) in raw.iter().enumerate() {
-        while next_call < calls.len() && calls[next_call].1 as usize <= i {
-            calls[next_call].1 += next_call as u32;
-            next_call += 1;
-        }
-        let at = (i + next_call) as u32;
-        requests.push(BufferRequest { start: at, end: at, ..*r });
-    }
-    for (j, c) in calls.iter_mut().enumerate().skip(next_call) {
-        c.1 += j as u32;
-    }
+    let requests = lw.scratch_requests().to_vec();
+    let calls = std::mem::take(&mut lw.calls.sites);
     let barriers = lw.take_barrier_trace();
     llvm.builder.position_at_end(entry);
     llvm.builder.build_unconditional_branch(body)?;
@@ -185,10 +168,21 @@ fn result_struct<'c>(
     }
     let mut fields: Vec<BasicTypeEnum<'c>> = Vec::new();
     for (&ty, l) in results.iter().zip(layouts) {
-        let elem = llvm_scalar_type(llvm, module, module.types.elem(ty))?;
-        fields.extend((0..l.as_ref().map_or(1, |l| l.elems_per_thread())).map(|_| elem));
+        fields.extend(reg_types(llvm, module, ty, l)?);
     }
     Ok(Some(llvm.context.struct_type(&fields, false)))
+}
+
+/// Registers a value crosses a call in: one per element the thread owns
+/// under its `layout` (a tensor), or one (a scalar).
+fn reg_count(layout: &Option<BlockedLayout>) -> u32 {
+    layout.as_ref().map_or(1, BlockedLayout::elems_per_thread)
+}
+
+/// The LLVM types of those registers, for a value of IR type `ty`.
+fn reg_types<'c>(llvm: &Llvm<'c>, module: &Module, ty: tritium_ir::Type, layout: &Option<BlockedLayout>) -> std::result::Result<Vec<BasicTypeEnum<'c>>, String> {
+    let elem = llvm_scalar_type(llvm, module, module.types.elem(ty))?;
+    Ok(vec![elem; reg_count(layout) as usize])
 }
 
 impl<'a, 'c> Lowering<'a, 'c> {
@@ -226,9 +220,8 @@ impl<'a, 'c> Lowering<'a, 'c> {
         // barrier before the call stays (see lower/barriers.rs)
         self.smem_call(callee_id, op)?;
         let call = self.llvm.builder.build_call(info.function, &args, "")?;
-        // the number of scratch uses before the call; made a position in `lower_function`
-        let before = self.scratch_requests().len() as u32;
-        self.calls.sites.push((op, before, offset));
+        let at = self.smem_position();
+        self.calls.sites.push((op, at, offset));
         let results = self.op(op).results.clone();
         if results.is_empty() {
             return Ok(());
@@ -237,7 +230,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let ret = ret.into_struct_value();
         let mut field = 0u32;
         for (k, (&r, layout)) in results.iter().zip(&info.result_layouts).enumerate() {
-            let n = layout.as_ref().map_or(1, |l| l.elems_per_thread());
+            let n = reg_count(layout);
             let mut regs = Regs::with_capacity(n as usize);
             for _ in 0..n {
                 regs.push(self.llvm.builder.build_extract_value(ret, field, "")?);

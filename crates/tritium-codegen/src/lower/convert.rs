@@ -20,14 +20,10 @@ use super::barriers::BarrierTrace;
 use super::{Lowering, Regs};
 use crate::error::Result;
 use crate::layout::BlockedLayout;
-use crate::llvm::Llvm;
-use crate::target::Target;
 
 const SMEM_NAME: &str = "tritium_smem";
 
 pub(crate) struct SmemState<'c> {
-    base: Option<PointerValue<'c>>,
-    addrspace: u16,
     /// Bytes of the scratch op between `scratch_begin` and `scratch_sync`.
     open_bytes: u32,
     requests: Vec<BufferRequest>,
@@ -42,7 +38,7 @@ pub(crate) struct SmemState<'c> {
 }
 
 impl<'c> SmemState<'c> {
-    pub fn new(_llvm: &Llvm<'c>, target: &dyn Target, func: &Function) -> SmemState<'c> {
+    pub fn new(func: &Function) -> SmemState<'c> {
         let mut term_uses = HashSet::new();
         for (_, block) in func.blocks.iter() {
             if let Some(&last) = block.ops.last() {
@@ -53,8 +49,6 @@ impl<'c> SmemState<'c> {
             }
         }
         SmemState {
-            base: None,
-            addrspace: target.shared_addrspace(),
             open_bytes: 0,
             requests: Vec::new(),
             barriers: BarrierTrace::default(),
@@ -204,32 +198,31 @@ impl<'a, 'c> Lowering<'a, 'c> {
         self.smem_candidate_barrier()?;
         self.smem_access(Access::write(0, bytes));
         self.smem.open_bytes = bytes;
-        // each scratch use is fenced by barriers, so uses are sequential intervals
-        let at = self.smem.requests.len() as u32;
+        let at = self.smem_position();
         self.smem.requests.push(BufferRequest { op, kind: BufferKind::Scratch, bytes, align: 16, start: at, end: at });
         // one dynamic shared array per module, shared by all its functions; this
         // function's part starts `smem_base` bytes in (0 in a kernel, an argument
         // of a device function), and its scratch sits at offset 0 of that part
-        let p = match self.smem.base {
-            Some(p) => p,
-            None => {
-                let g = self.llvm.module.get_global(SMEM_NAME).unwrap_or_else(|| {
-                    let i8t = self.llvm.context.i8_type();
-                    let g = self.llvm.module.add_global(i8t.array_type(0), Some(AddressSpace::from(self.smem.addrspace)), SMEM_NAME);
-                    g.set_linkage(Linkage::External);
-                    g.set_alignment(16);
-                    g
-                });
-                g.as_pointer_value()
-            }
-        };
-        self.smem.base = Some(p);
-        self.scratch_ptr(p, self.smem_base)
+        let g = self.llvm.module.get_global(SMEM_NAME).unwrap_or_else(|| {
+            let i8t = self.llvm.context.i8_type();
+            let g = self.llvm.module.add_global(i8t.array_type(0), Some(AddressSpace::from(self.target.shared_addrspace())), SMEM_NAME);
+            g.set_linkage(Linkage::External);
+            g.set_alignment(16);
+            g
+        });
+        self.scratch_ptr(g.as_pointer_value(), self.smem_base)
     }
 
     /// The scratch requests lowering made so far, in order (for module allocation).
     pub(super) fn scratch_requests(&self) -> &[BufferRequest] {
         &self.smem.requests
+    }
+
+    /// The position of the next scratch use or call in this function's
+    /// shared-memory timeline: one per use and per call, in lowering order
+    /// (each is fenced by barriers, so its interval is a single point).
+    pub(super) fn smem_position(&self) -> u32 {
+        (self.smem.requests.len() + self.calls.sites.len()) as u32
     }
 
     /// Between a scratch use's writes and its reads.

@@ -169,7 +169,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             return Err(self.unsupported(op, "ops with regions (control flow, reductions, scans) are not lowered yet"));
         }
         match data.opcode.name() {
-            "const" | "splat" | "arange" | "program_id" | "num_programs" | "addptr" | "multiple_of" | "max_contiguous"
+            "const" | "splat" | "program_id" | "num_programs" | "addptr" | "multiple_of" | "max_contiguous"
             | "max_constancy" => self.lower_tensor_op(op),
             "add" | "sub" | "mul" | "div" | "div_rn" | "rem" | "and" | "or" | "xor" | "shl" | "shr" | "min" | "max"
             | "umulhi" | "cmp" | "neg" | "not" | "abs" | "floor" | "ceil" | "sqrt_rn" | "fma" | "select" | "clamp" => {

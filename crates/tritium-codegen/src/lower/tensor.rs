@@ -1,4 +1,4 @@
-//! Constants, ids and index tensors: `const`, `splat`, `arange`,
+//! Constants, ids and index tensors: `const`, `splat`,
 //! `program_id`, `num_programs`, `addptr`, and the hint ops (identity here;
 //! their facts feed tritium-analysis' AxisInfo).
 use inkwell::types::BasicTypeEnum;
@@ -17,33 +17,30 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let regs: Regs<'c> = match data.opcode.name() {
             "const" => {
                 let elem = self.elem_type(op, res_ty)?;
-                let fp8 = self.kind(data.results[0]).and_then(super::fp8::fp8_format);
-                let v = if let Some(f) = fp8 {
+                // bf16 and fp8 live as their bits: the value is rounded here
+                let kind = self.kind(data.results[0]);
+                let fp8 = kind.and_then(super::fp8::fp8_format);
+                let v = if fp8.is_some() || kind == Some(tritium_ir::ScalarKind::BF16) {
                     let value = match data.attrs.get("value") {
                         Some(Attr::Float(v)) => *v,
                         Some(Attr::Int(i)) => *i as f64,
                         Some(Attr::Bool(b)) => *b as u8 as f64,
-                        other => return Err(self.unsupported(op, format!("fp8 constant {other:?}"))),
+                        other => {
+                            let what = if fp8.is_some() { "fp8" } else { "bf16" };
+                            return Err(self.unsupported(op, format!("{what} constant {other:?}")));
+                        }
                     };
-                    elem.into_int_type().const_int(super::fp8::f64_to_fp8_bits(value, f) as u64, false).into()
-                } else if self.kind(data.results[0]) == Some(tritium_ir::ScalarKind::BF16) {
-                    let value = match data.attrs.get("value") {
-                        Some(Attr::Float(f)) => *f,
-                        Some(Attr::Int(i)) => *i as f64,
-                        Some(Attr::Bool(b)) => *b as u8 as f64,
-                        other => return Err(self.unsupported(op, format!("bf16 constant {other:?}"))),
+                    let bits = match fp8 {
+                        Some(f) => super::fp8::f64_to_fp8_bits(value, f) as u64,
+                        None => f64_to_bf16_bits(value) as u64,
                     };
-                    elem.into_int_type().const_int(f64_to_bf16_bits(value) as u64, false).into()
+                    elem.into_int_type().const_int(bits, false).into()
                 } else {
                     self.constant(op, elem, data.attrs.get("value"))?
                 };
                 vec![v; n]
             }
             "splat" => vec![self.regs(data.operands[0])?[0]; n],
-            "arange" => {
-                let l = self.layout(res_ty).ok_or_else(|| self.unsupported(op, "arange without a layout"))?;
-                self.arange_in(op, &l)?
-            }
             "program_id" | "num_programs" => {
                 let axis = data.attrs.get("axis").and_then(Attr::as_int).and_then(Axis::from_index);
                 let axis = axis.ok_or_else(|| self.unsupported(op, "axis must be 0, 1 or 2"))?;
