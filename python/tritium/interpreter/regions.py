@@ -171,7 +171,6 @@ def check_constexpr_change(obj: Any, name: str, old: Any, new: Any) -> None:
                 return  # made inside this construct: free to change, as in the compiler
             what = "a loop" if isinstance(node, (ast.For, ast.While)) else "a branch on a runtime condition"
             raise _error(frames, obj, name, old, new, what)
-    return
 
 
 def _error(frames: list[types.FrameType], obj: Any, name: str, old: Any, new: Any, what: str) -> CompilationError:

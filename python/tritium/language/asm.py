@@ -50,10 +50,8 @@ def inline_asm_elementwise(asm: Any, constraints: Any, args: Sequence[Any], dtyp
     tensors = broadcast_tensors(*[to_tensor(a) for a in args], opname="inline_asm_elementwise") if args else []
     for t in tensors:
         _check_dtype(t.type.scalar, "argument dtype")
-    shape = tuple(tensors[0].type.shape) if tensors and tensors[0].type.is_block() else ()
-    numel = 1
-    for d in shape:
-        numel *= d
+    shape = tuple(tensors[0].shape) if tensors else ()
+    numel = tensors[0].numel if tensors else 1
     if numel % pack:
         raise ValueError(f"inline_asm_elementwise: pack={pack} does not divide the {numel} element(s) of the "
                          f"{'scalar' if not shape else 'tensor'} operands")

@@ -227,8 +227,7 @@ def launch(jit_fn: Any, grid: Any, args: tuple, kwargs: dict) -> Any:
     launcher = jit_fn.__dict__.get("_cuda_launcher")
     if launcher is None:
         launcher = jit_fn.__dict__["_cuda_launcher"] = Launcher(jit_fn)
-        if launcher.fast is not None and not jit_fn.interpret:
-            jit_fn._fast = launcher.fast
+        jit_fn._attach_fast()
     return launcher(grid, args, kwargs)
 
 

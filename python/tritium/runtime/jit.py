@@ -94,9 +94,8 @@ class JITFunction(KernelInterface):
         self.debug = debug
         self.repr = repr
         self.launch_metadata = launch_metadata
-        # the Rust launch entry (runtime/driver.py sets it at the first GPU
-        # launch); it checks TRITIUM_INTERPRET itself on every call
-        self._fast = None
+        # also sets `_fast`, the Rust launch entry (None until runtime/driver.py
+        # makes one at the first GPU launch); it checks TRITIUM_INTERPRET itself
         self.interpret = bool(interpret) or interpret_requested()
         sig = inspect.signature(fn)
         self.signature = sig
@@ -122,14 +121,15 @@ class JITFunction(KernelInterface):
 
     @interpret.setter
     def interpret(self, value: Any) -> None:
-        # the Rust entry never looks at this flag: it is detached while the
-        # kernel runs in the interpreter and put back when it runs compiled again
         self._interpret = bool(value)
-        if self._interpret:
-            self._fast = None
-        else:
-            launcher = self.__dict__.get("_cuda_launcher")
-            self._fast = getattr(launcher, "fast", None)
+        self._attach_fast()
+
+    def _attach_fast(self) -> None:
+        """Points `_fast` at the GPU launcher's Rust entry, if there is one.
+        The entry never looks at `interpret`: it is detached while the kernel
+        runs in the interpreter and put back when it runs compiled again."""
+        launcher = self.__dict__.get("_cuda_launcher")
+        self._fast = None if self._interpret else getattr(launcher, "fast", None)
 
     def _param_index(self, d: Any) -> int:
         if isinstance(d, int) and 0 <= d < len(self.params):
@@ -254,7 +254,8 @@ class JITFunction(KernelInterface):
     def _run_slow(self, grid: Any, args: tuple, kwargs: dict) -> Any:
         """Every launch the Rust entry does not take: the first one, options,
         callable grids, the interpreter, errors."""
-        if not (self.interpret or interpret_requested()):
+        interpreting = self.interpret or interpret_requested()
+        if not interpreting:
             launcher = self.__dict__.get("_cuda_launcher")
             if launcher is not None:        # the hot path: this kernel launched on the GPU before
                 return launcher(grid, args, kwargs)
@@ -263,7 +264,7 @@ class JITFunction(KernelInterface):
                 return driver.launch(self, grid, args, kwargs)
         options, params = self._split_launch(kwargs)
         bound = self.bind_call(args, params)
-        if self.interpret or interpret_requested():
+        if interpreting:
             from ..interpreter import runner
             return runner.run_grid(self, grid, bound, **options)
         _normalize_grid(grid(dict(bound)) if callable(grid) else grid)

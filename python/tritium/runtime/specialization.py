@@ -263,10 +263,10 @@ def _entry(plan: _ParamPlan, v: Any, fn_name: str) -> Any:
 class DLPackView:
     """A DLPack argument as the key and the predicates see it: the address
     of its first element (`data_ptr()`) and its element type (`dtype`)."""
-    __slots__ = ("_address", "dtype", "device")
+    __slots__ = ("_address", "dtype")
 
-    def __init__(self, address: int, dt: dtype, device: tuple[int, int]):
-        self._address, self.dtype, self.device = address, dt, device
+    def __init__(self, address: int, dt: dtype):
+        self._address, self.dtype = address, dt
 
     def data_ptr(self) -> int:
         return self._address
@@ -290,7 +290,7 @@ def dlpack_view(v: Any, param: str = "?", fn_name: str = "?") -> DLPackView:
                         "to a GPU kernel; only CUDA (2) and CUDA managed (13) memory can")
     if name is None:
         raise TypeError(f"{where}: DLPack element type (code {code}, {bits} bits) is not a type kernels take")
-    return DLPackView(address, scalar_from_name(name), (dev_type, dev_id))
+    return DLPackView(address, scalar_from_name(name))
 
 
 def _python_bind(binder, key_python):

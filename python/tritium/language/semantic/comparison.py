@@ -7,7 +7,7 @@ from .. import core
 from ..dtypes import int1
 from .casts import cast
 from .emit import _arith, _op, with_element_ty
-from .promotion import binary_operands
+from .promotion import binary_operands, float_ternary_operands
 from .scalars import to_tensor
 from .shapes import broadcast_tensors
 
@@ -52,12 +52,7 @@ def maximum(x: Any, y: Any, propagate_nan: Any = 0) -> "core.tensor":
 
 
 def clamp(x: Any, lo: Any, hi: Any, propagate_nan: Any = 0) -> "core.tensor":
-    lo, hi = binary_operands(lo, hi, "clamp")
-    x, lo = binary_operands(x, lo, "clamp")
-    x, hi = binary_operands(x, hi, "clamp")
-    x, lo, hi = broadcast_tensors(x, lo, hi, opname="clamp")
-    if not x.type.scalar.is_floating():
-        raise TypeError(f"clamp is only defined for floating point, got {x.type.scalar}")
+    x, lo, hi = float_ternary_operands(x, lo, hi, "clamp")
     pn = int(core._unwrap(propagate_nan) or 0) == PROPAGATE_NAN_ALL
     return _op("clamp", [x, lo, hi], x.type, {"propagate_nan": pn})
 

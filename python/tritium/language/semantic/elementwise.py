@@ -6,9 +6,8 @@ from typing import Any, Sequence
 
 from .. import core
 from .emit import _arith, _op
-from .promotion import binary_operands
+from .promotion import binary_operands, float_ternary_operands
 from .scalars import to_tensor
-from .shapes import broadcast_tensors
 
 
 def umulhi(x: Any, y: Any) -> "core.tensor":
@@ -19,12 +18,7 @@ def umulhi(x: Any, y: Any) -> "core.tensor":
 
 
 def fma(x: Any, y: Any, z: Any) -> "core.tensor":
-    x, y = binary_operands(x, y, "fma")
-    z, x = binary_operands(z, x, "fma")
-    z, y = binary_operands(z, y, "fma")
-    x, y, z = broadcast_tensors(x, y, z, opname="fma")
-    if not x.type.scalar.is_floating():
-        raise TypeError(f"fma is only defined for floating point, got {x.type.scalar}")
+    z, x, y = float_ternary_operands(z, x, y, "fma")
     return _op("fma", [x, y, z], x.type)
 
 

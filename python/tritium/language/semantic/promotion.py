@@ -9,7 +9,7 @@ from .. import core
 from ..dtypes import dtype, float16, float64, float32, bfloat16
 from .casts import cast
 from .scalars import _is_py_scalar, constant, int_range, literal_type, to_tensor
-from .shapes import broadcast_pair
+from .shapes import broadcast_pair, broadcast_tensors
 
 
 def _kind(ty: dtype) -> int:
@@ -93,3 +93,15 @@ def binary_operands(lhs: Any, rhs: Any, opname: str, allow_lhs_ptr: bool = False
     else:
         lhs, rhs = to_tensor(lhs), to_tensor(rhs)
     return broadcast_pair(lhs, rhs, opname)
+
+
+def float_ternary_operands(x: Any, a: Any, b: Any, opname: str) -> list:
+    """The operands of a floating-point op on three values (`clamp`, `fma`):
+    `a` promoted with `b`, then `x` with each, all broadcast to one shape."""
+    a, b = binary_operands(a, b, opname)
+    x, a = binary_operands(x, a, opname)
+    x, b = binary_operands(x, b, opname)
+    x, a, b = broadcast_tensors(x, a, b, opname=opname)
+    if not x.type.scalar.is_floating():
+        raise TypeError(f"{opname} is only defined for floating point, got {x.type.scalar}")
+    return [x, a, b]
