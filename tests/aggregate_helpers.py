@@ -1,12 +1,19 @@
-"""Shared pieces of the aggregate tests: run a kernel in the interpreter,
-compile it to verified IR, and read back which constants the compiled
-kernel stores at which offsets of its first pointer argument (straight-line
-stores), so compiled semantics can be compared with plain Python."""
+"""Shared pieces of the aggregate tests: the `State` aggregate several of
+them build, the line of a kernel's source text and the CompilationError a
+kernel raises, running a kernel in the interpreter, compiling it to verified
+IR, and reading back which constants the compiled kernel stores at which
+offsets of its first pointer argument (straight-line stores), so compiled
+semantics can be compared with plain Python."""
+import inspect
 import re
 
 import numpy as np
+import pytest
 
+import tritium as triton
+import tritium.language as tl
 from ir_util import ir_text
+from tritium import CompilationError
 from tritium.interpreter.runner import run_grid
 
 _CONST = re.compile(r'^\s*(%\d+) = "const"\(\) \{value = ([^}]+)\}')
@@ -14,6 +21,30 @@ _ADDPTR = re.compile(r'^\s*(%\d+) = "addptr"\(%0, (%\d+)\)')
 _STORE = re.compile(r'^\s*"store"\((%\d+), (%\d+)\)')
 _ARITH = re.compile(r'^\s*(%\d+) = "(add|sub|mul)"\((%\d+), (%\d+)\)')
 _FOLD = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b}
+
+
+@tl.aggregate
+class State:
+    m: tl.float32
+    block: tl.constexpr
+
+    @triton.jit
+    def __init__(self, m, block: tl.constexpr):
+        self.m = m
+        self.block = block
+
+
+def line_of(fn, text: str) -> int:
+    """The source line of `fn` (a @jit function) that contains `text`."""
+    lines, first = inspect.getsourcelines(fn.fn)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def compile_error(kernel, signature: str = "*fp32 i32") -> CompilationError:
+    """The CompilationError compiling `kernel` for `signature` raises."""
+    with pytest.raises(CompilationError) as info:
+        ir_text(kernel, signature)
+    return info.value
 
 
 def interpret(kernel, n: int, *args) -> list:

@@ -2,16 +2,11 @@
 names sharing one object on every path still share it afterwards (checked in
 the interpreter and in the compiled IR), and sharing that depends on the
 run-time path is a CompilationError at the construct's line."""
-import inspect
 from types import SimpleNamespace as Plain
-
-import pytest
 
 import tritium as triton
 import tritium.language as tl
-from tritium import CompilationError
-from aggregate_helpers import compiled_stores, interpret
-from ir_util import ir_text
+from aggregate_helpers import compile_error, compiled_stores, interpret, line_of
 
 
 @tl.aggregate
@@ -24,17 +19,6 @@ class Cell:
 class Holder:
     inner: Cell
     pair: tuple
-
-
-def _line_of(fn, text: str) -> int:
-    lines, first = inspect.getsourcelines(fn.fn)
-    return first + next(i for i, line in enumerate(lines) if text in line)
-
-
-def _compile_error(kernel) -> CompilationError:
-    with pytest.raises(CompilationError) as info:
-        ir_text(kernel, "*fp32 i32")
-    return info.value
 
 
 def _same_store(kernel, offsets: list[int]) -> None:
@@ -152,10 +136,10 @@ def test_sharing_that_differs_between_branches_is_an_error():
     # Python: a.x is 5.0 when c > 0 but 2.0 otherwise; compiled code cannot choose
     assert interpret(sharing_differs_if, 1, 1) == [5.0]
     assert interpret(sharing_differs_if, 1, -1) == [2.0]
-    e = _compile_error(sharing_differs_if)
+    e = compile_error(sharing_differs_if)
     assert "'b' and 'a'" in e.message or "'a' and 'b'" in e.message
     assert "then-branch" in e.message and "else-branch" in e.message
-    assert e.lineno == _line_of(sharing_differs_if, "if c > 0")
+    assert e.lineno == line_of(sharing_differs_if, "if c > 0")
 
 
 @triton.jit
@@ -172,9 +156,9 @@ def field_sharing_differs(out, c):
 
 
 def test_sharing_with_a_field_that_differs_is_an_error():
-    e = _compile_error(field_sharing_differs)
+    e = compile_error(field_sharing_differs)
     assert "'h.inner'" in e.message and "'b'" in e.message
-    assert e.lineno == _line_of(field_sharing_differs, "if c > 0")
+    assert e.lineno == line_of(field_sharing_differs, "if c > 0")
 
 
 # -- loops --------------------------------------------------------------------
@@ -245,10 +229,10 @@ def loop_sharing_breaks(out, n):
 
 
 def test_loop_that_breaks_sharing_is_an_error():
-    e = _compile_error(loop_sharing_breaks)
+    e = compile_error(loop_sharing_breaks)
     assert "'b' and 'a'" in e.message or "'a' and 'b'" in e.message
     assert "before the loop" in e.message and "end of a loop iteration" in e.message
-    assert e.lineno == _line_of(loop_sharing_breaks, "for i in range(n)")
+    assert e.lineno == line_of(loop_sharing_breaks, "for i in range(n)")
 
 
 @triton.jit
@@ -264,6 +248,6 @@ def loop_sharing_starts(out, n):
 
 
 def test_loop_that_starts_sharing_is_an_error():
-    e = _compile_error(loop_sharing_starts)
+    e = compile_error(loop_sharing_starts)
     assert "before the loop" in e.message
-    assert e.lineno == _line_of(loop_sharing_starts, "while j < n")
+    assert e.lineno == line_of(loop_sharing_starts, "while j < n")

@@ -4,19 +4,8 @@ import pytest
 
 import tritium as triton
 import tritium.language as tl
-from tritium import CompilationError
+from aggregate_helpers import State, compile_error, line_of
 from ir_util import ir_text
-
-
-@tl.aggregate
-class State:
-    m: tl.float32
-    block: tl.constexpr
-
-    @triton.jit
-    def __init__(self, m, block: tl.constexpr):
-        self.m = m
-        self.block = block
 
 
 @tl.aggregate
@@ -29,18 +18,6 @@ class Half:
         self.a = a
 
 
-def _line_of(fn, text: str) -> int:
-    import inspect
-    lines, first = inspect.getsourcelines(fn.fn)
-    return first + next(i for i, line in enumerate(lines) if text in line)
-
-
-def _compile_error(kernel, signature="*fp32 i32") -> CompilationError:
-    with pytest.raises(CompilationError) as info:
-        ir_text(kernel, signature)
-    return info.value
-
-
 @triton.jit
 def unknown_field(out, n):
     s = State(1.0, 4)
@@ -48,8 +25,8 @@ def unknown_field(out, n):
 
 
 def test_unknown_field():
-    e = _compile_error(unknown_field)
-    assert "no field 'mm'" in e.message and e.lineno == _line_of(unknown_field, "s.mm =")
+    e = compile_error(unknown_field)
+    assert "no field 'mm'" in e.message and e.lineno == line_of(unknown_field, "s.mm =")
 
 
 @triton.jit
@@ -59,9 +36,9 @@ def wrong_type(out, n):
 
 
 def test_wrong_type_assigned():
-    e = _compile_error(wrong_type)
+    e = compile_error(wrong_type)
     assert "field 'm' of aggregate 'State' expects a fp32" in e.message
-    assert e.lineno == _line_of(wrong_type, "s.m = n")
+    assert e.lineno == line_of(wrong_type, "s.m = n")
 
 
 @tl.aggregate
@@ -76,7 +53,7 @@ def runtime_into_constexpr(out, n):
 
 
 def test_runtime_value_into_constexpr_field():
-    e = _compile_error(runtime_into_constexpr)
+    e = compile_error(runtime_into_constexpr)
     assert "field 'block' of aggregate 'Plain' expects a constexpr" in e.message
 
 
@@ -86,8 +63,8 @@ def unset_field(out, n):
 
 
 def test_field_left_unset_by_init():
-    e = _compile_error(unset_field)
-    assert "left field 'b'" in e.message and e.lineno == _line_of(unset_field, "h = Half")
+    e = compile_error(unset_field)
+    assert "left field 'b'" in e.message and e.lineno == line_of(unset_field, "h = Half")
 
 
 @triton.jit
@@ -98,9 +75,9 @@ def constexpr_in_loop(out, n):
 
 
 def test_constexpr_field_changed_in_loop():
-    e = _compile_error(constexpr_in_loop)
+    e = compile_error(constexpr_in_loop)
     assert "constexpr field 'block'" in e.message and "loop" in e.message
-    assert e.lineno == _line_of(constexpr_in_loop, "s.block = 8")
+    assert e.lineno == line_of(constexpr_in_loop, "s.block = 8")
 
 
 @triton.jit
@@ -116,9 +93,9 @@ def constexpr_in_branch(out, n):
 
 
 def test_constexpr_field_changed_in_dynamic_branch_via_call():
-    e = _compile_error(constexpr_in_branch)
+    e = compile_error(constexpr_in_branch)
     assert "constexpr field 'block'" in e.message and "runtime condition" in e.message
-    assert e.lineno == _line_of(set_block, "s.block = 16")
+    assert e.lineno == line_of(set_block, "s.block = 16")
     assert any("called from" in note for note in e.notes)
 
 
@@ -149,7 +126,7 @@ def choose_object(out, n):
 
 
 def test_choosing_between_objects_at_run_time_is_an_error():
-    e = _compile_error(choose_object)
+    e = compile_error(choose_object)
     assert "different aggregate objects" in e.message
 
 
@@ -166,5 +143,5 @@ def test_reading_unset_field_and_unknown_method():
         h = Half.__new__(Half)
         tl.store(out, h.a)
 
-    e = _compile_error(k)
+    e = compile_error(k)
     assert "read before it is set" in e.message or "Half" in e.message

@@ -10,18 +10,8 @@ import tritium.language as tl
 from tritium import _core
 
 from test_codegen_ptx import ARCHS, ptxas
-from kernels.tiles import layer_norm_2d as layer_norm_2d_kernel
-
-@tritium.jit
-def softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(in_ptr + row * in_stride + cols, mask=mask, other=-float("inf"))
-    x = x - tl.max(x, axis=0)
-    num = tl.exp(x)
-    den = tl.sum(num, axis=0)
-    tl.store(out_ptr + row * out_stride + cols, num / den, mask=mask)
+from kernels.softmax import softmax_kernel
+from kernels.tiles import layer_norm_2d as layer_norm_2d_kernel, row_sum_2d as row_sum_2d_kernel
 
 
 @tritium.jit
@@ -40,16 +30,6 @@ def layer_norm_kernel(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, stride, n,
     tl.store(y_ptr + row * stride + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
     tl.store(mean_ptr + row, mean)
     tl.store(rstd_ptr + row, rstd)
-
-
-@tritium.jit
-def row_sum_2d_kernel(x_ptr, out_ptr, n_rows, n_cols, stride, BM: tl.constexpr, BN: tl.constexpr):
-    rows = tl.program_id(0) * BM + tl.arange(0, BM)
-    cols = tl.arange(0, BN)
-    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
-    x = tl.load(x_ptr + rows[:, None] * stride + cols[None, :], mask=mask, other=0.0)
-    s = tl.sum(x, axis=1)
-    tl.store(out_ptr + rows, s, mask=rows < n_rows)
 
 
 @tritium.jit
@@ -88,9 +68,9 @@ def join_split_cat_kernel(a_ptr, b_ptr, out_ptr, N: tl.constexpr):
 
 
 CASES = [
-    ("softmax_8192", softmax_kernel, dict(signature="*fp32, *fp32, i32, i32, i32", constexprs={"BLOCK": 8192}), 4),
-    ("softmax_1024_w8", softmax_kernel, dict(signature="*fp32, *fp32, i32, i32, i32", constexprs={"BLOCK": 1024}), 8),
-    ("softmax_32_w1", softmax_kernel, dict(signature="*fp32, *fp32, i32, i32, i32", constexprs={"BLOCK": 32}), 1),
+    ("softmax_8192", softmax_kernel, dict(signature="*fp32, *fp32, i32, i32, i32", constexprs={"BLOCK_SIZE": 8192}), 4),
+    ("softmax_1024_w8", softmax_kernel, dict(signature="*fp32, *fp32, i32, i32, i32", constexprs={"BLOCK_SIZE": 1024}), 8),
+    ("softmax_32_w1", softmax_kernel, dict(signature="*fp32, *fp32, i32, i32, i32", constexprs={"BLOCK_SIZE": 32}), 1),
     ("layer_norm_f16", layer_norm_kernel,
      dict(signature="*fp16, *fp16, *fp16, *fp16, *fp32, *fp32, i32, i32, fp32", constexprs={"BLOCK": 8192}), 8),
     ("row_sum_2d", row_sum_2d_kernel, dict(signature="*fp32, *fp32, i32, i32, i32", constexprs={"BM": 16, "BN": 128}), 4),

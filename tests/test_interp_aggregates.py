@@ -12,18 +12,8 @@ import tritium as triton
 import tritium.language as tl
 from tritium import CompilationError
 from tritium.interpreter import run_grid
+from aggregate_helpers import State, line_of
 from ir_util import ir_text
-
-
-@tl.aggregate
-class State:
-    m: tl.float32
-    block: tl.constexpr
-
-    @triton.jit
-    def __init__(self, m, block: tl.constexpr):
-        self.m = m
-        self.block = block
 
 
 @triton.jit
@@ -130,11 +120,6 @@ def changed_outside_loops(out, n):
     tl.store(out, s.m)
 
 
-def _line_of(fn, text: str) -> int:
-    lines, first = inspect.getsourcelines(fn.fn)
-    return first + next(i for i, line in enumerate(lines) if text in line)
-
-
 def _interpret(kernel, n=3, **constexprs) -> float:
     out = np.zeros(1, np.float32)
     run_grid(kernel, (1,), [out, n], kwargs=constexprs)
@@ -161,14 +146,14 @@ def test_interpreter_rejects_what_the_compiler_rejects(kernel, where, text, what
     e = interpreted.value
     assert f"cannot change inside {what}" in e.message and "constexpr field 'block' of aggregate 'State'" in e.message
     assert e.message == compiled.value.message
-    assert e.filename == inspect.getsourcefile(where.fn) and e.lineno == _line_of(where, text)
+    assert e.filename == inspect.getsourcefile(where.fn) and e.lineno == line_of(where, text)
     assert e.lineno == compiled.value.lineno
 
 
 def test_call_site_is_noted():
     with pytest.raises(CompilationError) as info:
         _interpret(in_branch_via_call)
-    assert any("'set_block' called from" in note and f":{_line_of(in_branch_via_call, 'set_block(s)')}" in note
+    assert any("'set_block' called from" in note and f":{line_of(in_branch_via_call, 'set_block(s)')}" in note
                for note in info.value.notes)
 
 

@@ -8,6 +8,8 @@ import tritium.language as tl
 from tritium.backends import INTEGER, POINTER, Backend, Property, divisibility, equal_to_1
 from tritium.runtime.specialization import specializer
 
+from test_specialization import FakeTensor as Tensor
+
 
 @tritium.jit
 def strided_copy(x_ptr, y_ptr, stride, BLOCK: tl.constexpr):
@@ -66,24 +68,6 @@ def mixed(x_ptr, y_ptr, out_ptr, sx, sy, BLOCK: tl.constexpr):
 
 
 MIXED_SIG = {"x_ptr": "*fp32", "y_ptr": "*fp16", "out_ptr": "*fp32", "sx": "i32", "sy": "i32"}
-
-
-class Dtype:
-    def __init__(self, name: str):
-        self.name = name
-
-    def __str__(self) -> str:
-        return f"torch.{self.name}"
-
-
-class Tensor:
-    """What the launch key reads from a torch tensor: data_ptr() and dtype."""
-
-    def __init__(self, address: int, dtype: str):
-        self._address, self.dtype = address, Dtype(dtype)
-
-    def data_ptr(self) -> int:
-        return self._address
 
 
 def variant(backend, *args) -> tuple:

@@ -39,7 +39,7 @@ def test_softmax(n_cols, block, warps):
     x = torch.randn(64, n_cols, device="cuda")
     def args(dev):
         return [torch.empty(64, n_cols, device=dev), x.to(dev), n_cols, n_cols, n_cols]
-    g, c = run_both(K.softmax_kernel, (64,), args, num_warps=warps, BLOCK=block)
+    g, c = run_both(K.softmax_kernel, (64,), args, num_warps=warps, BLOCK_SIZE=block)
     ref = torch.softmax(x, dim=1)
     torch.testing.assert_close(g[0], ref, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(g[0].cpu().float().numpy(), c[0].astype(np.float32), rtol=1e-5, atol=1e-6)

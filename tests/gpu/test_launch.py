@@ -13,6 +13,8 @@ import tritium.language as tl
 from tritium.compile import compile as tcompile
 from tritium.runtime import driver
 
+from test_dlpack import DLPackOnly
+
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
@@ -319,19 +321,6 @@ def test_errors_are_the_same_on_the_rust_entry():
         k[(1,)](x, x, x, 16, BLOCK=16, bogus=1)
     with pytest.raises(TypeError, match="GPU tensor"):
         k[(1,)](x, x, x.cpu().numpy(), 16, BLOCK=16)
-
-
-class DLPackOnly:
-    """Exposes a tensor through the DLPack protocol only."""
-
-    def __init__(self, t):
-        self._t = t
-
-    def __dlpack__(self, stream=None):
-        return self._t.__dlpack__()
-
-    def __dlpack_device__(self):
-        return self._t.__dlpack_device__()
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])

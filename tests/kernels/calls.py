@@ -1,5 +1,5 @@
 """A `noinline` @jit helper called from a kernel: the call stays a call in
-the IR (a separate function), which the benches and fuzz seeds exercise."""
+the IR (a separate function), which the benches, fuzz seeds and call tests exercise."""
 import tritium as triton
 import tritium.language as tl
 

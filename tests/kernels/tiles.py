@@ -1,6 +1,7 @@
 """Small kernels several compile tests (and their GPU counterparts) share:
-a one-stride softmax, a 2-D tile layer norm with a reduction per row, and a
-loop kernel with a loop-carried tensor, an `if` inside and a `while` after."""
+a one-stride softmax, a 2-D tile layer norm with a reduction per row, a loop
+kernel with a loop-carried tensor, an `if` inside and a `while` after, and a
+2-D tile summed per row."""
 import tritium as triton
 import tritium.language as tl
 
@@ -46,3 +47,12 @@ def loop_kernel(x_ptr, out_ptr, lb, ub, step, BLOCK: tl.constexpr):
         cnt = cnt // 2
         acc = acc * 2.0
     tl.store(out_ptr + offs, acc + cnt)
+
+
+@triton.jit
+def row_sum_2d(x_ptr, out_ptr, n_rows, n_cols, stride, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    cols = tl.arange(0, BN)
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    x = tl.load(x_ptr + rows[:, None] * stride + cols[None, :], mask=mask, other=0.0)
+    tl.store(out_ptr + rows, tl.sum(x, axis=1), mask=rows < n_rows)
