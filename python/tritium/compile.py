@@ -78,7 +78,10 @@ class CompiledKernel:
 
     @staticmethod
     def from_files(files: dict[str, bytes]) -> "CompiledKernel":
+        """The kernel `to_files` wrote; ValueError (or KeyError) for anything
+        else, so the cache drops the entry instead of loading a broken one."""
         meta = json.loads(files["metadata.json"])
+        _check_metadata(meta)
         asm: dict[str, Any] = {}
         for name, data in files.items():
             if name == "kernel.cubin":
@@ -115,6 +118,26 @@ class CompiledKernel:
             self.load(dev).launch(g[0], g[1], g[2], driver.current_stream(dev) if stream is None else stream,
                                   tuple(args))
         return launch
+
+
+# metadata fields a loaded kernel reads, with their types
+_METADATA_FIELDS = {"name": str, "num_warps": int, "params": list, "dynamic_shared": int}
+
+
+def _check_metadata(meta: Any) -> None:
+    if not isinstance(meta, dict):
+        raise ValueError("metadata.json is not an object")
+    for name, kind in _METADATA_FIELDS.items():
+        if type(meta.get(name)) is not kind:
+            raise ValueError(f"metadata.json: '{name}' is missing or not a {kind.__name__}")
+    if not 1 <= meta["num_warps"] <= 32 or meta["dynamic_shared"] < 0:
+        raise ValueError("metadata.json: num_warps or dynamic_shared out of range")
+    for p in meta["params"]:
+        if not (isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
+                and (p[1] is None or isinstance(p[1], str))):
+            raise ValueError(f"metadata.json: bad parameter entry {p!r}")
+    if not isinstance(meta.get("symbol", meta["name"]), str):
+        raise ValueError("metadata.json: 'symbol' is not a string")
 
 
 def param_kinds(signature: dict) -> list[list]:

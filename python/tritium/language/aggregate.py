@@ -278,11 +278,13 @@ def aggregate(cls: type) -> type:
     cls.__tritium_aggregate__ = True
     cls.__triton_builtin__ = True  # the frontend may call the class (construct) and use it as a global
     user_init = None
+    # every method as a @jit function: the disk-cache key reaches their sources through the class
+    cls.__tritium_methods__ = methods = {}
     for name, val in list(vars(cls).items()):
         is_fn = inspect.isfunction(val) or type(val).__name__ == "JITFunction"
         if not is_fn or (name.startswith("__") and name != "__init__"):
             continue
-        jf = _as_jit(val)
+        jf = methods[name] = _as_jit(val)
         if name == "__init__":
             user_init = jf
         else:

@@ -5,17 +5,17 @@ never see half an entry; a manifest of checksums catches corrupt entries.
 `driver.Launcher.table` and the Rust `_core.FastLauncher`.)"""
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
 import shutil
 import tempfile
-import types
 import uuid
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
+
+from .dependencies import dependencies_digest, reached_functions, source_digest
 
 MANIFEST = "manifest.json"
 
@@ -51,77 +51,6 @@ def compiler_version() -> str:
     return _COMPILER_HASH
 
 
-def _is_jit(v: Any) -> bool:
-    from .jit import JITFunction
-    return isinstance(v, JITFunction)
-
-
-def reached_functions(jit_fn: Any) -> list:
-    """The kernel and every @jit function it can reach through names in its
-    body (globals, closure cells, `module.attr` chains), transitively."""
-    seen: dict[int, Any] = {}
-    todo = [jit_fn]
-    while todo:
-        f = todo.pop()
-        if id(f) in seen:
-            continue
-        seen[id(f)] = f
-        todo.extend(_direct_callees(f))
-    return sorted(seen.values(), key=lambda f: (f.__module__ or "", f.__qualname__))
-
-
-def _direct_callees(jit_fn: Any) -> Iterable:
-    fn = jit_fn.fn
-    src = getattr(jit_fn, "src", None)
-    if src is None:
-        return []
-    import textwrap
-    try:
-        tree = ast.parse(textwrap.dedent(src))
-    except SyntaxError:
-        return []
-    scope = dict(fn.__globals__)
-    if fn.__closure__:
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-            try:
-                scope[name] = cell.cell_contents
-            except ValueError:
-                pass
-    out = []
-    for node in ast.walk(tree):
-        v = _resolve(node, scope)
-        if v is not None and _is_jit(v):
-            out.append(v)
-        elif v is not None and hasattr(v, "fn") and _is_jit(getattr(v, "fn", None)):   # autotuner/heuristics wrappers
-            out.append(v.fn)
-    return out
-
-
-def _resolve(node: ast.AST, scope: dict) -> Any:
-    if isinstance(node, ast.Name):
-        return scope.get(node.id)
-    if isinstance(node, ast.Attribute):
-        base = _resolve(node.value, scope)
-        if isinstance(base, types.ModuleType) or _is_jit(base) or isinstance(base, type):
-            return getattr(base, node.attr, None)
-    return None
-
-
-def source_digest(jit_fn: Any) -> str:
-    """Hash of the source of the kernel and every @jit function it reaches
-    (kept on the JITFunction: sources do not change under a live object)."""
-    d = jit_fn.__dict__.get("_source_digest")
-    if d is None:
-        h = hashlib.sha256()
-        for f in reached_functions(jit_fn):
-            h.update(f"{f.__module__}.{f.__qualname__}\0".encode())
-            h.update((f.src or "").encode())
-            h.update(f"\0{sorted(f.do_not_specialize)}{sorted(f.do_not_specialize_on_alignment)}"
-                     f"{f.noinline}\0".encode())
-        d = jit_fn.__dict__["_source_digest"] = h.hexdigest()
-    return d
-
-
 def _stable(v: Any) -> str:
     if isinstance(v, dict):
         return "{" + ",".join(f"{k!r}:{_stable(v[k])}" for k in sorted(v, key=repr)) + "}"
@@ -132,9 +61,10 @@ def _stable(v: Any) -> str:
 
 def kernel_key(jit_fn: Any, target: str, options: dict, spec_text: str) -> str:
     """The disk-cache key: compiler version, target arch (e.g. "cuda:90"),
-    compile options, the sources reached, and the specialization key in its
+    compile options, the sources reached and the globals and closure values
+    they read (runtime/dependencies.py), and the specialization key in its
     process-independent text form (`Specializer.key_text`)."""
-    parts = [compiler_version(), target, _stable(dict(options)), source_digest(jit_fn),
+    parts = [compiler_version(), target, _stable(dict(options)), dependencies_digest(jit_fn),
              f"{jit_fn.__module__}.{jit_fn.__qualname__}", spec_text]
     # debug switches the Rust compiler reads change the binary: a debug run
     # must never leave a kernel that a normal run would load
@@ -147,6 +77,24 @@ CODEGEN_ENV = ("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER",)
 
 
 # -- disk entries ----------------------------------------------------------
+#
+# Every fault of the file system or of an entry degrades, never fails a
+# launch: a corrupt entry is dropped and rebuilt (one warning per entry), and a
+# cache directory that cannot be used (read-only, a file, under a file, no
+# permission) means compiling without a cache (one warning per directory).
+
+_warned_dirs: set[tuple[str, str]] = set()
+
+
+def _dir_unusable(directory: Path, err: OSError) -> None:
+    what = "TRITIUM_CACHE_DIR" if os.environ.get("TRITIUM_CACHE_DIR") else "the default cache directory"
+    reason = err.strerror or type(err).__name__
+    if (str(directory), reason) in _warned_dirs:
+        return
+    _warned_dirs.add((str(directory), reason))
+    warnings.warn(f"tritium cache: cannot use {what} {str(directory)!r} ({reason}); kernels are compiled "
+                  "without the disk cache in this process", RuntimeWarning, stacklevel=4)
+
 
 def _entry(key: str) -> Path:
     if not key or any(c not in "0123456789abcdefABCDEF_-." for c in key) or key.startswith("."):
@@ -155,43 +103,63 @@ def _entry(key: str) -> Path:
 
 
 def _check_name(name: str) -> None:
-    if not name or name == MANIFEST or "/" in name or "\\" in name or name.startswith("."):
+    if not isinstance(name, str) or not name or name == MANIFEST or "/" in name or "\\" in name \
+            or name.startswith("."):
         raise ValueError(f"invalid cache file name {name!r}")
 
 
 def _drop(path: Path, why: str) -> None:
     warnings.warn(f"tritium cache: dropping corrupt entry {path} ({why}); the kernel will be recompiled",
-                  RuntimeWarning, stacklevel=3)
+                  RuntimeWarning, stacklevel=4)
     _remove(path)
 
 
 def _remove(path: Path) -> None:
-    # rename first so a concurrent reader sees the entry whole or not at all
+    """Removes an entry (a directory, or a file where one should be): renamed
+    first so a concurrent reader sees it whole or not at all. Failing to
+    remove (a read-only directory) leaves it; readers keep rejecting it."""
     trash = path.with_name(f".trash-{path.name}-{uuid.uuid4().hex}")
     try:
         os.rename(path, trash)
     except OSError:
         return
-    shutil.rmtree(trash, ignore_errors=True)
+    try:
+        if trash.is_dir() and not trash.is_symlink():
+            shutil.rmtree(trash)
+        else:
+            trash.unlink()
+    except OSError:
+        shutil.rmtree(trash, ignore_errors=True)
+
+
+def _manifest_files(manifest: Any) -> dict[str, tuple[int, str]]:
+    """The manifest's {name: (size, sha256)}; ValueError when it is not one."""
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise ValueError("the manifest has no file table")
+    out = {}
+    for name, meta in manifest["files"].items():
+        _check_name(name)
+        if not isinstance(meta, dict) or type(meta.get("size")) is not int or not isinstance(meta.get("sha256"), str):
+            raise ValueError(f"the manifest's entry for {name!r} is not {{size, sha256}}")
+        out[name] = (meta["size"], meta["sha256"])
+    return out
 
 
 def _read_valid(path: Path) -> dict[str, bytes] | str:
     """The entry's files, or a string saying what is wrong with it."""
     try:
-        manifest = json.loads((path / MANIFEST).read_text())
-        listed = manifest["files"]
+        listed = _manifest_files(json.loads((path / MANIFEST).read_text()))
     except FileNotFoundError:
         return "no manifest"
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as e:
         return f"unreadable manifest: {e}"
     out = {}
-    for name, meta in listed.items():
+    for name, (size, digest) in listed.items():
         try:
-            _check_name(name)
             data = (path / name).read_bytes()
-        except (OSError, ValueError) as e:
+        except OSError as e:
             return f"file {name!r}: {e}"
-        if len(data) != meta.get("size") or hashlib.sha256(data).hexdigest() != meta.get("sha256"):
+        if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
             return f"file {name!r} does not match its checksum"
         out[name] = data
     return out
@@ -203,7 +171,13 @@ def get(key: str) -> dict[str, bytes] | None:
     if _env_flag("TRITIUM_ALWAYS_COMPILE"):
         return None
     path = _entry(key)
+    try:
+        if not path.exists() and not path.is_symlink():
+            return None
+    except OSError:
+        return None
     if not path.is_dir():
+        _drop(path, "not a directory")
         return None
     got = _read_valid(path)
     if isinstance(got, str):
@@ -212,10 +186,12 @@ def get(key: str) -> dict[str, bytes] | None:
     return got
 
 
-def put(key: str, files: dict[str, bytes], replace: bool | None = None) -> Path:
+def put(key: str, files: dict[str, bytes], replace: bool | None = None) -> Path | None:
     """Stores `files` under `key` atomically; safe with concurrent writers
     (the first complete entry wins, later writes are discarded) unless
-    `replace` (default: TRITIUM_ALWAYS_COMPILE) asks for this write to win."""
+    `replace` (default: TRITIUM_ALWAYS_COMPILE) asks for this write to win.
+    Returns the entry, or None when the cache directory cannot be written
+    (warned once; the caller goes on uncached)."""
     if replace is None:
         replace = _env_flag("TRITIUM_ALWAYS_COMPILE")
     path = _entry(key)
@@ -223,10 +199,14 @@ def put(key: str, files: dict[str, bytes], replace: bool | None = None) -> Path:
         _check_name(name)
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"cache file {name!r}: expected bytes, got {type(data).__name__}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{key}-", dir=path.parent))
     try:
-        manifest = {"key": key, "files": {}}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{key}-", dir=path.parent))
+    except OSError as e:
+        _dir_unusable(path.parent, e)
+        return None
+    try:
+        manifest: dict[str, Any] = {"key": key, "files": {}}
         for name, data in files.items():
             data = bytes(data)
             (tmp / name).write_bytes(data)
@@ -237,27 +217,43 @@ def put(key: str, files: dict[str, bytes], replace: bool | None = None) -> Path:
                 os.rename(tmp, path)
                 return path
             except OSError:
-                if not path.exists():
+                if not path.exists() and not path.is_symlink():
                     raise
-                if not replace and not isinstance(_read_valid(path), str):
+                if not replace and path.is_dir() and not isinstance(_read_valid(path), str):
                     return path          # another process stored it first
                 replace = False
                 _remove(path)            # a corrupt (or replaced) entry is in the way
-        raise OSError(f"tritium cache: could not store entry {path}")
+        raise OSError(f"an entry at {path} is in the way and cannot be removed")
+    except OSError as e:
+        _dir_unusable(path.parent, e)
+        return None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def load_or_build(key: str, build: Callable[[], dict[str, bytes]], decode: Callable[[dict[str, bytes]], Any]) -> Any:
+    """`decode` of the entry under `key`, or of `build()`'s files, stored for
+    next time. An entry whose files pass their checksums but do not decode
+    (written by a broken or foreign writer) is dropped with a warning and
+    replaced, so it is rebuilt once, not on every launch."""
+    files = get(key)
+    if files is not None:
+        try:
+            return decode(files)
+        except (KeyError, ValueError, TypeError, UnicodeDecodeError, RecursionError) as e:
+            _drop(_entry(key), f"its files do not decode: {type(e).__name__}: {e}")
+    files = build()
+    value = decode(files)
+    put(key, files)
+    return value
+
+
 def get_or_build(key: str, build: Callable[[], dict[str, bytes]]) -> dict[str, bytes]:
     """The entry under `key`, or `build()`'s files, stored for next time
     (this is how a corrupt entry gets recompiled)."""
-    got = get(key)
-    if got is None:
-        got = build()
-        put(key, got)
-    return got
+    return load_or_build(key, build, lambda files: files)
 
 
-__all__ = ["cache_dir", "compiler_version", "get", "get_or_build", "kernel_key", "put", "reached_functions",
-           "source_digest"]
+__all__ = ["cache_dir", "compiler_version", "get", "get_or_build", "kernel_key", "load_or_build", "put",
+           "reached_functions", "source_digest"]

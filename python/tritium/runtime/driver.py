@@ -166,28 +166,30 @@ class Launcher:
         return kernel
 
     def _compile(self, key: tuple, num_warps: int, num_stages: int, debug: Any, device: int) -> Any:
-        from . import cache
-        from ..compile import CompiledKernel, compile_ir_bytes, param_kinds
-        from ..compiler.frontend import compile_kernel
-        from .jit import debug_requested
-        dbg = debug_requested(debug, self.jit_fn.debug)
-        target = target_for(device)
-        options = {"num_warps": num_warps, "num_stages": num_stages, "debug": dbg}
-        disk_key = cache.kernel_key(self.jit_fn, target, options, self.spec.key_text(key))
-        files = cache.get(disk_key)
-        compiled = None
-        if files is not None:
-            try:
-                compiled = CompiledKernel.from_files(files)
-            except (KeyError, ValueError, UnicodeDecodeError):
-                compiled = None          # unreadable entry: recompile and overwrite
-        if compiled is None:
-            spec = self.spec.specialization(key)
-            ir = compile_kernel(self.jit_fn, spec.signature, spec.arg_attrs(), debug=dbg).encode()
-            compiled = compile_ir_bytes(ir, self.jit_fn.__name__, param_kinds(spec.signature), target,
-                                        num_warps, num_stages)
-            cache.put(disk_key, compiled.to_files())
-        return compiled.load(device)
+        return compiled_for(self.jit_fn, self.spec, key, target_for(device), num_warps, num_stages,
+                            debug).load(device)
+
+
+def compiled_for(jit_fn: Any, spec: Any, key: tuple, target: str, num_warps: int, num_stages: int,
+                 debug: Any) -> Any:
+    """The CompiledKernel for one specialization: from the disk cache, or
+    compiled and stored. Needs no GPU (tests drive the cache through it)."""
+    from . import cache
+    from .dependencies import check_unchanged
+    from ..compile import CompiledKernel, compile_ir_bytes, param_kinds
+    from ..compiler.frontend import compile_kernel
+    from .jit import debug_requested
+    check_unchanged(jit_fn)
+    dbg = debug_requested(debug, jit_fn.debug)
+    options = {"num_warps": num_warps, "num_stages": num_stages, "debug": dbg}
+    disk_key = cache.kernel_key(jit_fn, target, options, spec.key_text(key))
+
+    def build() -> dict[str, bytes]:
+        s = spec.specialization(key)
+        ir = compile_kernel(jit_fn, s.signature, s.arg_attrs(), debug=dbg).encode()
+        return compile_ir_bytes(ir, jit_fn.__name__, param_kinds(s.signature), target, num_warps,
+                                num_stages).to_files()
+    return cache.load_or_build(disk_key, build, CompiledKernel.from_files)
 
 
 def _grid3(grid: Any) -> tuple[int, int, int]:
@@ -231,5 +233,5 @@ def launch(jit_fn: Any, grid: Any, args: tuple, kwargs: dict) -> Any:
     return launcher(grid, args, kwargs)
 
 
-__all__ = ["Launcher", "available", "current_device", "current_stream", "device_info", "launch", "ptxas_path",
+__all__ = ["Launcher", "available", "compiled_for", "current_device", "current_stream", "device_info", "launch", "ptxas_path",
            "ptxas_search_dirs", "ptxas_version", "status", "synchronize", "target_for", "torch_queries"]
