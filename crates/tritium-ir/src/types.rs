@@ -6,6 +6,10 @@ use std::fmt;
 
 use crate::entities::{Arena, EntityRef, Type};
 
+/// The most elements a tensor type may have (Triton's TRITON_MAX_TENSOR_NUMEL);
+/// the verifier rejects larger ones, the frontend reports them at their line.
+pub const MAX_TENSOR_NUMEL: u64 = 1 << 20;
+
 /// Scalar kinds with their binary codes (docs/ir.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ScalarKind {

@@ -141,6 +141,11 @@ class pointer_type(dtype):
         return f"pointer_type({self.element_ty!r})"
 
 
+# Triton's TRITON_MAX_TENSOR_NUMEL: the largest tensor a kernel may make. The
+# IR verifier enforces the same bound (crates/tritium-ir/src/types.rs).
+MAX_TENSOR_NUMEL = 1 << 20
+
+
 class block_type(dtype):
     """A tensor: `shape` (a tuple of powers of two) of `element_ty`."""
 
@@ -154,6 +159,9 @@ class block_type(dtype):
         self.element_ty = element_ty
         self.shape = shape
         self.numel = _reduce(lambda a, b: a * b, shape, 1)
+        if self.numel > MAX_TENSOR_NUMEL:
+            raise ValueError(f"a tensor of shape {list(shape)} has {self.numel} elements, more than the "
+                             f"{MAX_TENSOR_NUMEL} a kernel tensor may hold (TRITON_MAX_TENSOR_NUMEL)")
         self.name = f"<{shape}, {element_ty}>"
         self.primitive_bitwidth = element_ty.primitive_bitwidth
 

@@ -10,6 +10,7 @@ use crate::entities::{Op, Region, Type, Value};
 use crate::error::VerifyError;
 use crate::module::{Function, LocData, Module};
 use crate::ops::Results;
+use crate::types::MAX_TENSOR_NUMEL;
 
 pub fn verify(m: &Module) -> Result<(), VerifyError> {
     let mut seen = HashSet::new();
@@ -75,9 +76,12 @@ impl<'a> Checker<'a> {
         if let Some(d) = dims.iter().find(|d| !d.is_power_of_two()) {
             return Err(format!("tensor dim {d} of {} is not a power of two", self.show(t)));
         }
+        // bounded before anything sizes registers or buffers from it: a huge
+        // tensor must be an error here, not an allocation failure in LLVM
         let count = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
-        if count.is_none_or(|c| c > 1 << 31) {
-            return Err(format!("{} has too many elements", self.show(t)));
+        if count.is_none_or(|c| c > MAX_TENSOR_NUMEL) {
+            let n = count.map_or_else(|| "over 2^64".to_string(), |c| c.to_string());
+            return Err(format!("{} has {n} elements, more than the {MAX_TENSOR_NUMEL} a tensor may hold", self.show(t)));
         }
         Ok(())
     }
