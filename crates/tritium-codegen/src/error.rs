@@ -6,6 +6,10 @@ use tritium_ir::{LocData, VerifyError};
 pub enum CodegenError {
     #[error("{loc}: `{op}` is not supported by the {target} backend yet: {reason}")]
     Unsupported { op: String, loc: LocData, target: String, reason: String },
+    /// An op whose attributes no target can accept (e.g. an inline-asm
+    /// constraint that is not a register), with the op's source location.
+    #[error("{loc}: `{op}`: {reason}")]
+    Invalid { op: String, loc: LocData, reason: String },
     #[error("invalid compile option: {0}")]
     Option(String),
     #[error("invalid tile IR: {0}")]

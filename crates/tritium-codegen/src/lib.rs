@@ -32,13 +32,25 @@ pub struct Options {
 }
 
 impl Options {
+    /// `num_warps` as callers outside Rust give it (any integer), checked.
+    pub fn with_warps(arch: &str, num_warps: i64) -> Result<Options> {
+        match u32::try_from(num_warps) {
+            Ok(n) => Options::new(arch, n),
+            Err(_) => Err(num_warps_error(num_warps)),
+        }
+    }
+
     pub fn new(arch: &str, num_warps: u32) -> Result<Options> {
         if !(1..=32).contains(&num_warps) || !num_warps.is_power_of_two() {
-            return Err(CodegenError::Option(format!("num_warps must be a power of two from 1 to 32, got {num_warps}")));
+            return Err(num_warps_error(num_warps as i64));
         }
         let off = std::env::var("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER").is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
         Ok(Options { arch: NvArch::parse(arch)?, num_warps, cross_call_barriers: !off, passes: PassOptions::default() })
     }
+}
+
+fn num_warps_error(num_warps: i64) -> CodegenError {
+    CodegenError::Option(format!("num_warps must be a power of two from 1 to 32, got {num_warps}"))
 }
 
 /// The artefacts of one NVPTX compilation.

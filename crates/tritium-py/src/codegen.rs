@@ -21,11 +21,18 @@ fn codegen_err(e: tritium_codegen::CodegenError) -> PyErr {
 /// also "stages": [(stage, tile IR text)], the IR as the frontend built it
 /// ("frontend") and after each tile-level pass.
 #[pyfunction]
-#[pyo3(signature = (ir_bytes, arch = "sm_90", num_warps = 4, dump_stages = false))]
-fn compile_ptx<'py>(py: Python<'py>, ir_bytes: &[u8], arch: &str, num_warps: u32, dump_stages: bool) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (ir_bytes, arch = "sm_90", num_warps = None, dump_stages = false))]
+fn compile_ptx<'py>(py: Python<'py>, ir_bytes: &[u8], arch: &str, num_warps: Option<&Bound<'py, PyAny>>, dump_stages: bool) -> PyResult<Bound<'py, PyDict>> {
     let (out, stages) = crate::guarded(|| {
+        // options first: a bad one is reported whatever the IR holds
+        let warps = match num_warps {
+            None => 4,
+            Some(n) => n.extract::<i64>().map_err(|_| {
+                CodegenError::new_err(format!("invalid compile option: num_warps must be a power of two from 1 to 32, got {n}"))
+            })?,
+        };
+        let mut options = tritium_codegen::Options::with_warps(arch, warps).map_err(codegen_err)?;
         let mut module = crate::decode(ir_bytes)?;
-        let mut options = tritium_codegen::Options::new(arch, num_warps).map_err(codegen_err)?;
         let mut stages: Vec<(String, String)> = Vec::new();
         if dump_stages {
             tritium_ir::verify(&module).map_err(|e| crate::IRVerifyError::new_err(e.to_string()))?;

@@ -42,8 +42,8 @@ impl<'a, 'c> Lowering<'a, 'c> {
         }
         let letters: Vec<char> = asm_operand_constraints(&cons)
             .iter()
-            .map(|c| c.trim_start_matches(['=', '&', '+', '*']).chars().next().unwrap_or('?'))
-            .collect();
+            .map(|c| self.constraint_letter(op, c))
+            .collect::<Result<_>>()?;
         let n_out: usize = outs.iter().map(|s| (pack / s.per_reg) as usize).sum();
         let n_in: usize = ins.iter().map(|s| (pack / s.per_reg) as usize).sum();
         if letters.len() != n_out + n_in {
@@ -55,9 +55,12 @@ impl<'a, 'c> Lowering<'a, 'c> {
             for _ in 0..count {
                 let i = reg_types.len();
                 let letter = letters[i];
-                let tied = letter.to_digit(10).map(|d| d as usize).filter(|&d| d < i);
-                reg_types.push(match tied {
-                    Some(d) => reg_types[d],
+                reg_types.push(match letter.to_digit(10) {
+                    // an input tied to an output takes its register
+                    Some(d) if i >= n_out && (d as usize) < n_out => reg_types[d as usize],
+                    Some(d) => {
+                        return Err(self.invalid(op, format!("constraint '{d}' of operand {i} must name an output (0..{n_out})")))
+                    }
                     None => self.letter_type(op, letter, s)?,
                 });
             }
@@ -103,9 +106,27 @@ impl<'a, 'c> Lowering<'a, 'c> {
         Ok(())
     }
 
+    /// The register letter (or tied-operand digit) of one operand constraint.
+    /// Only plain register operands are accepted: LLVM ends the process on
+    /// constraints its backend cannot allocate (`{reg}`, `*m`, `x`, ...), so
+    /// everything else is refused here, naming the constraint.
+    fn constraint_letter(&self, op: Op, constraint: &str) -> Result<char> {
+        let body = constraint.strip_prefix('=').map_or(constraint, |c| c.strip_prefix('&').unwrap_or(c));
+        let mut chars = body.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) if c.is_ascii_digit() && !constraint.starts_with('=') => Ok(c),
+            (Some(c @ ('b' | 'c' | 'h' | 'r' | 'l' | 'f' | 'd' | 'q')), None) => Ok(c),
+            (Some(c @ ('n' | 'i')), None) => Err(self.unsupported(op, format!("constraint '{c}' (immediates) cannot take tensor elements"))),
+            _ => Err(self.invalid(
+                op,
+                format!("inline asm constraint '{constraint}': operands must be registers (r, h, l, c, b, f, d, q, optionally '=' or '=&', or an output's index)"),
+            )),
+        }
+    }
+
     /// The LLVM type a register of constraint `letter` has; other letters keep
     /// the (packed) element type.
-    fn letter_type(&self, op: Op, letter: char, s: &Slot<'c>) -> Result<BasicTypeEnum<'c>> {
+    fn letter_type(&self, _op: Op, letter: char, s: &Slot<'c>) -> Result<BasicTypeEnum<'c>> {
         let cx = self.llvm.context;
         Ok(match letter {
             'r' => cx.i32_type().into(),
@@ -114,7 +135,6 @@ impl<'a, 'c> Lowering<'a, 'c> {
             'c' => cx.i8_type().into(),
             'f' => cx.f32_type().into(),
             'd' => cx.f64_type().into(),
-            'n' | 'i' => return Err(self.unsupported(op, format!("constraint '{letter}' (immediates) cannot take tensor elements"))),
             _ if s.per_reg == 1 => s.elem,
             _ => cx.custom_width_int_type(s.bits * s.per_reg).into(),
         })

@@ -85,6 +85,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
         &self.func.ops[op]
     }
 
+    pub fn invalid(&self, op: Op, reason: impl Into<String>) -> CodegenError {
+        CodegenError::Invalid { op: self.op(op).opcode.name().to_string(), loc: self.module.loc_of(self.func_id, op), reason: reason.into() }
+    }
+
     pub fn unsupported(&self, op: Op, reason: impl Into<String>) -> CodegenError {
         CodegenError::Unsupported {
             op: self.op(op).opcode.name().to_string(),
