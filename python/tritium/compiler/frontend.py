@@ -20,7 +20,7 @@ from .errors import CompilationError, CompileTimeAssertionFailure, UnsupportedLa
 from .expressions import ExpressionMixin
 from .ir import IRBuilder
 from .returns import rewrite_returns
-from .scope import closure_vars, lookup_global
+from .scope import closure_vars, lookup_closure, lookup_global
 from .source import FunctionSource
 from .values import flatten, is_number, is_static, is_tensor, to_tensor, unflatten, unwrap
 
@@ -138,7 +138,7 @@ class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin
         if name in self.locals:
             return self.locals[name]
         if name in self.closure:
-            val = self.closure[name]
+            val = lookup_closure(name, self.closure[name])
             return core.constexpr(val) if is_number(val) and not isinstance(val, core.constexpr) else val
         return lookup_global(name, self.fn_globals)
 

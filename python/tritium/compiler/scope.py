@@ -98,6 +98,27 @@ def lookup_global(name: str, fn_globals: dict) -> Any:
     return val
 
 
+def closure_allowed(name: str, val: Any) -> bool:
+    """Closure cells follow the rule for globals, and may also hold plain
+    immutable values (numbers, strings, None, tuples of allowed values): a
+    factory's parameters, captured when the @jit function is made. Mutable
+    host state (a list, a dict, an arbitrary object) is refused either way."""
+    if val is None or isinstance(val, (bool, int, float, str)):
+        return True
+    if isinstance(val, tuple) and not hasattr(val, "_fields"):
+        return all(closure_allowed(name, v) for v in val)
+    return global_allowed(name, val, {})
+
+
+def lookup_closure(name: str, val: Any) -> Any:
+    if not closure_allowed(name, val):
+        raise NameError(
+            f"cannot access closure variable '{name}' ({type(val).__name__}) from a kernel: closure cells, "
+            "like globals, must be constexpr values, numbers, strings, None, tuples of those, modules, "
+            "dtypes or @jit functions")
+    return val
+
+
 def closure_vars(fn) -> dict[str, Any]:
     cells = fn.__closure__ or ()
     out = {}

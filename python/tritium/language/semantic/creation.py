@@ -12,14 +12,14 @@ from .shapes import broadcast_to_shape, check_shape, reshape, splat
 
 
 def program_id(axis: int) -> "core.tensor":
-    if axis not in (0, 1, 2):
-        raise ValueError(f"program_id axis must be 0, 1 or 2, got {axis}")
+    if not isinstance(axis, int) or isinstance(axis, bool) or axis not in (0, 1, 2):
+        raise ValueError(f"program_id axis must be 0, 1 or 2, got {axis!r}")
     return _op("program_id", [], int32, {"axis": axis})
 
 
 def num_programs(axis: int) -> "core.tensor":
-    if axis not in (0, 1, 2):
-        raise ValueError(f"num_programs axis must be 0, 1 or 2, got {axis}")
+    if not isinstance(axis, int) or isinstance(axis, bool) or axis not in (0, 1, 2):
+        raise ValueError(f"num_programs axis must be 0, 1 or 2, got {axis!r}")
     return _op("num_programs", [], int32, {"axis": axis})
 
 
