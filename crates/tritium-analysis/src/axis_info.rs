@@ -17,7 +17,7 @@
 //! facts start from the loop's inputs and only shrink until stable.
 use std::collections::HashMap;
 
-use tritium_ir::{Attr, Func, Function, Module, Op, Region, Value};
+use tritium_ir::{Attr, Func, Function, Module, Op, Opcode, Region, Value};
 
 use crate::callgraph::CallGraph;
 
@@ -275,11 +275,11 @@ impl<'m> Walk<'m> {
 
     fn op(&mut self, op: Op) {
         let data = &self.func.ops[op];
-        match data.opcode.name() {
-            "for" => self.for_op(op),
-            "if" => self.if_op(op),
-            "while" => self.while_op(op),
-            "call" => {
+        match data.opcode {
+            Opcode::For => self.for_op(op),
+            Opcode::If => self.if_op(op),
+            Opcode::While => self.while_op(op),
+            Opcode::Call => {
                 let passed = data.operands.iter().map(|&v| self.get(v)).collect();
                 self.info.call_args.insert(op, passed);
                 for &r in &data.results {

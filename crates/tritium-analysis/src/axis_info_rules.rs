@@ -3,7 +3,7 @@
 //! for every input, including negative integers and wrapping; where a rule
 //! would only hold for non-negative values (truncating `div`/`rem` on
 //! signed types) it is applied to unsigned types only.
-use tritium_ir::{Attr, Op, ScalarKind, TypeData};
+use tritium_ir::{Attr, Op, Opcode, ScalarKind, TypeData};
 
 use crate::axis_info::{pow2_divisor, pow2_floor, AxisFacts, Walk, MAX_DIV};
 
@@ -43,9 +43,9 @@ impl<'m> Walk<'m> {
         let int_attr = |k: &str| data.attrs.get(k).and_then(Attr::as_int);
         let unsigned = self.kind_of(res).is_some_and(ScalarKind::is_unsigned);
         let mut f = AxisFacts::unknown(rs.len());
-        let name = data.opcode.name();
-        match name {
-            "const" => {
+        let opcode = data.opcode;
+        match opcode {
+            Opcode::Const => {
                 let v = match data.attrs.get("value") {
                     Some(Attr::Int(i)) => Some(*i),
                     Some(Attr::Bool(b)) => Some(*b as i64),
@@ -54,15 +54,15 @@ impl<'m> Walk<'m> {
                 let is_int = self.kind_of(res).is_some_and(|k| k.is_int());
                 f = AxisFacts::constant(&rs, if is_int { v } else { None });
             }
-            "arange" => {
+            Opcode::Arange => {
                 f.contiguity[0] = full[0];
                 f.divisibility[0] = pow2_divisor(int_attr("start").unwrap_or(1));
             }
-            "splat" => {
+            Opcode::Splat => {
                 f = AxisFacts::constant(&rs, ops[0].value);
                 f.divisibility = vec![ops[0].all_div(); rank];
             }
-            "expand_dims" => {
+            Opcode::ExpandDims => {
                 let src = &ops[0];
                 let src_rank = self.shape(data.operands[0]).len();
                 match int_attr("axis").and_then(|a| usize::try_from(a).ok()).filter(|&a| a < rank) {
@@ -81,7 +81,10 @@ impl<'m> Walk<'m> {
                     _ => {}
                 }
             }
-            "broadcast" if ops[0].rank() == rank => {
+            Opcode::Reshape => f = self.reshape(&ops[0], &self.shape(data.operands[0]), &rs),
+            // the rules below combine operands dim by dim
+            _ if !same_rank => {}
+            Opcode::Broadcast => {
                 let ss = self.shape(data.operands[0]);
                 f = ops[0].clone();
                 for d in 0..rank.min(ss.len()) {
@@ -92,7 +95,7 @@ impl<'m> Walk<'m> {
                     }
                 }
             }
-            "permute" if ops[0].rank() == rank => {
+            Opcode::Permute => {
                 let order = data.attrs.get("order").and_then(Attr::as_int_array).unwrap_or(&[]);
                 if order.len() == rank && order.iter().all(|&i| (i as usize) < rank) {
                     let src = &ops[0];
@@ -105,14 +108,13 @@ impl<'m> Walk<'m> {
                     f.value = src.value;
                 }
             }
-            "reshape" => f = self.reshape(&ops[0], &self.shape(data.operands[0]), &rs),
-            "add" | "sub" | "addptr" if same_rank => {
+            Opcode::Add | Opcode::Sub | Opcode::Addptr => {
                 let (a, b) = (&ops[0], &ops[1]);
                 // addptr counts the offset in elements; pointer facts are in bytes
-                let step = if name == "addptr" { self.pointee_bytes(res) } else { 1 };
+                let step = if opcode == Opcode::Addptr { self.pointee_bytes(res) } else { 1 };
                 for d in 0..rank {
                     let from_a = a.contiguity[d].min(b.constancy[d]);
-                    let from_b = if name == "sub" { 1 } else { b.contiguity[d].min(a.constancy[d]) };
+                    let from_b = if opcode == Opcode::Sub { 1 } else { b.contiguity[d].min(a.constancy[d]) };
                     let c = from_a.max(from_b);
                     let da = restart(a.divisibility[d], a.contiguity[d], c, step);
                     let db = restart((b.divisibility[d] * step).min(MAX_DIV), b.contiguity[d], c, step);
@@ -120,15 +122,15 @@ impl<'m> Walk<'m> {
                     f.divisibility[d] = da.min(db);
                 }
                 f.constancy = min_const.clone();
-                if name != "addptr" {
+                if opcode != Opcode::Addptr {
                     f.value = match (a.value, b.value) {
-                        (Some(x), Some(y)) if name == "add" => x.checked_add(y),
+                        (Some(x), Some(y)) if opcode == Opcode::Add => x.checked_add(y),
                         (Some(x), Some(y)) => x.checked_sub(y),
                         _ => None,
                     };
                 }
             }
-            "mul" if same_rank => {
+            Opcode::Mul => {
                 let (a, b) = (&ops[0], &ops[1]);
                 if b.value == Some(1) {
                     f = a.clone();
@@ -140,21 +142,21 @@ impl<'m> Walk<'m> {
                     f.value = a.value.zip(b.value).and_then(|(x, y)| x.checked_mul(y));
                 }
             }
-            "div" | "shr" if same_rank => {
+            Opcode::Div | Opcode::Shr => {
                 let (a, b) = (&ops[0], &ops[1]);
                 let is_int = self.kind_of(res).is_some_and(|k| k.is_int());
                 // dividing by 2^k (or shifting right by k): aligned runs of
                 // 2^k consecutive integers give one quotient each. `shr` floors,
                 // so it holds for negative values; truncating `div` only for unsigned.
-                let c = match (name, b.value) {
-                    ("div", Some(v)) if v > 0 && (v as u64).is_power_of_two() => Some(v as u64),
-                    ("shr", Some(k)) if (0..31).contains(&k) => Some(1u64 << k),
+                let c = match (opcode, b.value) {
+                    (Opcode::Div, Some(v)) if v > 0 && (v as u64).is_power_of_two() => Some(v as u64),
+                    (Opcode::Shr, Some(k)) if (0..31).contains(&k) => Some(1u64 << k),
                     _ => None,
                 };
                 f.constancy = min_const.clone();
                 if let (true, Some(c)) = (is_int, c) {
                     for d in 0..rank {
-                        if name == "shr" || unsigned {
+                        if opcode == Opcode::Shr || unsigned {
                             let block = a.contiguity[d].min(a.divisibility[d]).min(c);
                             f.constancy[d] = f.constancy[d].max(block);
                         }
@@ -164,13 +166,13 @@ impl<'m> Walk<'m> {
                 }
                 // non-negative operands only: an unsigned 64-bit constant may be
                 // held as a negative i64, where signed and unsigned results differ
-                f.value = match (name, a.value, b.value) {
-                    ("div", Some(x), Some(y)) if x >= 0 && y > 0 => Some(x / y),
-                    ("shr", Some(x), Some(y)) if x >= 0 && (0..63).contains(&y) => Some(x >> y),
+                f.value = match (opcode, a.value, b.value) {
+                    (Opcode::Div, Some(x), Some(y)) if x >= 0 && y > 0 => Some(x / y),
+                    (Opcode::Shr, Some(x), Some(y)) if x >= 0 && (0..63).contains(&y) => Some(x >> y),
                     _ => None,
                 };
             }
-            "shl" if same_rank => {
+            Opcode::Shl => {
                 let (a, b) = (&ops[0], &ops[1]);
                 f.constancy = min_const.clone();
                 match b.value {
@@ -182,14 +184,14 @@ impl<'m> Walk<'m> {
                     _ => {}
                 }
             }
-            "rem" | "and" if same_rank => {
+            Opcode::Rem | Opcode::And => {
                 let (a, b) = (&ops[0], &ops[1]);
                 f.constancy = min_const.clone();
                 // x mod 2^m (`rem` on unsigned, `and` with 2^m - 1 on any type):
                 // an aligned run no longer than 2^m stays consecutive
-                let modulus = match (name, b.value) {
-                    ("rem", Some(v)) if unsigned && v > 0 && (v as u64).is_power_of_two() => Some(v as u64),
-                    ("and", Some(v)) if v >= 0 && ((v as u64) + 1).is_power_of_two() => Some(v as u64 + 1),
+                let modulus = match (opcode, b.value) {
+                    (Opcode::Rem, Some(v)) if unsigned && v > 0 && (v as u64).is_power_of_two() => Some(v as u64),
+                    (Opcode::And, Some(v)) if v >= 0 && ((v as u64) + 1).is_power_of_two() => Some(v as u64 + 1),
                     _ => None,
                 };
                 for d in 0..rank {
@@ -203,7 +205,7 @@ impl<'m> Walk<'m> {
                     }
                 }
             }
-            "cmp" if same_rank => {
+            Opcode::Cmp => {
                 let (a, b) = (&ops[0], &ops[1]);
                 // x+j < n is equal over an aligned block of size k when x and n are
                 // multiples of k; likewise ge, and gt/le with the sides swapped
@@ -218,7 +220,7 @@ impl<'m> Walk<'m> {
                     f.constancy[d] = mc.max(blocks);
                 }
             }
-            "select" if same_rank => {
+            Opcode::Select => {
                 let (c, a, b) = (&ops[0], &ops[1], &ops[2]);
                 f.constancy = min_const.clone();
                 for d in 0..rank {
@@ -231,7 +233,7 @@ impl<'m> Walk<'m> {
                     f.value = a.value;
                 }
             }
-            "cast" | "bitcast" | "ptr_to_int" | "int_to_ptr" if same_rank => {
+            Opcode::Cast | Opcode::Bitcast | Opcode::PtrToInt | Opcode::IntToPtr => {
                 let src = &ops[0];
                 let types = &self.module.types;
                 let elem = |v| types.elem(self.func.value_type(v));
@@ -239,7 +241,7 @@ impl<'m> Walk<'m> {
                 let is_ptr = |t| matches!(types.data(t), TypeData::Ptr { .. });
                 let bits = |t| types.scalar_kind(t).map(|k| k.bits()).unwrap_or(64);
                 let int_like = |t| is_ptr(t) || types.scalar_kind(t).is_some_and(|k| k.is_int() && k.bits() > 1);
-                if int_like(se) && int_like(de) && (name != "bitcast" || bits(se) == bits(de)) {
+                if int_like(se) && int_like(de) && (opcode != Opcode::Bitcast || bits(se) == bits(de)) {
                     f = src.clone();
                     if bits(de) < bits(se) {
                         // wrapping keeps aligned runs no longer than 2^bits consecutive
@@ -254,26 +256,40 @@ impl<'m> Walk<'m> {
                     f.constancy = min_const.clone();
                 }
             }
-            "multiple_of" | "max_contiguous" | "max_constancy" if ops[0].rank() == rank => {
+            Opcode::MultipleOf | Opcode::MaxContiguous | Opcode::MaxConstancy => {
                 f = ops[0].clone();
                 let values = data.attrs.get("values").and_then(Attr::as_int_array).unwrap_or(&[]);
                 for d in 0..rank {
                     let h = values.get(d).copied().unwrap_or(1).max(1);
-                    match name {
-                        "multiple_of" => f.divisibility[d] = pow2_divisor(h),
-                        "max_contiguous" => f.contiguity[d] = pow2_floor(h as u64),
+                    match opcode {
+                        Opcode::MultipleOf => f.divisibility[d] = pow2_divisor(h),
+                        Opcode::MaxContiguous => f.contiguity[d] = pow2_floor(h as u64),
                         _ => f.constancy[d] = pow2_floor(h as u64),
                     }
                 }
             }
             // equal pointers (under equal masks) load equal values; a volatile
             // load may see another thread's store between two lanes' reads
-            "load" if same_rank && data.attrs.get("volatile").and_then(Attr::as_bool) != Some(true) => {
-                f.constancy = min_const.clone()
+            Opcode::Load => {
+                if data.attrs.get("volatile").and_then(Attr::as_bool) != Some(true) {
+                    f.constancy = min_const.clone()
+                }
             }
-            "program_id" | "num_programs" | "atomic_rmw" | "atomic_cas" | "reduce" | "scan" | "dot" | "join" | "split" | "cat" => {}
-            _ if same_rank && data.results.len() == 1 => f.constancy = min_const.clone(),
-            _ => {}
+            // elementwise: equal inputs give equal outputs (user asm only if pure)
+            Opcode::DivRn | Opcode::Or | Opcode::Xor | Opcode::Min | Opcode::Max | Opcode::Umulhi | Opcode::Neg
+            | Opcode::Not | Opcode::Abs | Opcode::Exp | Opcode::Exp2 | Opcode::Log | Opcode::Log2 | Opcode::Sqrt
+            | Opcode::SqrtRn | Opcode::Rsqrt | Opcode::Sin | Opcode::Cos | Opcode::Floor | Opcode::Ceil
+            | Opcode::Erf | Opcode::Fma | Opcode::Clamp => f.constancy = min_const.clone(),
+            Opcode::InlineAsm => {
+                if data.attrs.get("pure").and_then(Attr::as_bool) == Some(true) && data.results.len() == 1 {
+                    f.constancy = min_const.clone()
+                }
+            }
+            Opcode::ProgramId | Opcode::NumPrograms | Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Reduce
+            | Opcode::Scan | Opcode::Dot | Opcode::Join | Opcode::Split | Opcode::Cat => {}
+            // `Walk::op` gives the results of these (or they have none)
+            Opcode::For | Opcode::If | Opcode::While | Opcode::Call | Opcode::Store | Opcode::Yield
+            | Opcode::Condition | Opcode::Return | Opcode::Assert | Opcode::Print | Opcode::Barrier => {}
         }
         // constancy and contiguity never exceed the dim (broadcasts of scalars, clamps above)
         for (d, &n) in full.iter().enumerate().take(f.rank()) {

@@ -5,7 +5,7 @@
 //! a fixed shared-memory size.
 use std::collections::HashMap;
 
-use tritium_ir::{Attr, Func, Module, Op, Region};
+use tritium_ir::{Attr, Func, Module, Op, Opcode, Region};
 
 #[derive(Clone, Debug)]
 pub struct CallGraph {
@@ -50,7 +50,7 @@ fn collect_calls(module: &Module, func: Func, region: Region, by_name: &HashMap<
     let f = &module.funcs[func];
     for &op in &f.region_block(region).ops {
         let data = &f.ops[op];
-        if data.opcode.name() == "call" {
+        if data.opcode == Opcode::Call {
             let name = data.attrs.get("callee").and_then(Attr::as_str).unwrap_or("");
             let callee = by_name.get(name).ok_or_else(|| format!("@{} calls unknown function @{name}", f.name))?;
             out.push((op, *callee));

@@ -5,7 +5,7 @@
 //! values never live at once share bytes.
 use std::collections::HashMap;
 
-use tritium_ir::{Function, Op, Region, Value, ValueDef};
+use tritium_ir::{Function, Op, Opcode, Region, Value, ValueDef};
 
 use crate::allocation::{BufferKind, BufferRequest};
 
@@ -23,8 +23,8 @@ pub struct Liveness {
     pub values: HashMap<Value, Interval>,
 }
 
-fn is_loop(name: &str) -> bool {
-    matches!(name, "for" | "while")
+fn is_loop(opcode: Opcode) -> bool {
+    matches!(opcode, Opcode::For | Opcode::While)
 }
 
 impl Liveness {
@@ -45,7 +45,7 @@ impl Liveness {
                 ValueDef::BlockArg(block, _) => match block_owner.get(&block) {
                     Some(&owner) => {
                         let o = live.ops[&owner];
-                        let whole = is_loop(func.ops[owner].opcode.name());
+                        let whole = is_loop(func.ops[owner].opcode);
                         Some(Interval { start: o.start, end: if whole { o.end } else { o.start } })
                     }
                     None => Some(Interval { start: 0, end: 0 }), // function arguments
@@ -70,7 +70,7 @@ impl Liveness {
                     if anchor.is_some_and(|a| within(a, p, &parent)) {
                         break;
                     }
-                    if is_loop(func.ops[p].opcode.name()) {
+                    if is_loop(func.ops[p].opcode) {
                         end = end.max(live.ops[&p].end);
                     }
                     cur = parent.get(&p).copied();

@@ -18,6 +18,9 @@ pub enum CodegenError {
     LlvmVerify(String),
     #[error("LLVM error: {0}")]
     Llvm(String),
+    /// A broken invariant of the code generator itself (a tritium bug).
+    #[error("internal code generator error (a tritium bug): {0}")]
+    Internal(String),
 }
 
 impl From<inkwell::builder::BuilderError> for CodegenError {

@@ -4,7 +4,7 @@
 use crate::attrs::{Attr, Attrs};
 use crate::entities::{Arena, Block, Func, Loc, Op, Region, Type, Value};
 use crate::module::{BlockData, Function, LocData, Module, OpData, RegionData, ValueData, ValueDef};
-use crate::ops::{opcode, Opcode};
+use crate::ops::Opcode;
 
 impl Function {
     /// An empty function whose body block has arguments of `arg_types`.
@@ -97,16 +97,16 @@ impl<'m> Builder<'m> {
         self.func.arg_attrs[i].insert(key.to_string(), value);
     }
 
-    /// Appends op `name` to `block`; returns its results.
+    /// Appends op `opcode` to `block`; returns its results.
     pub fn op(
         &mut self,
         block: Block,
-        name: &str,
+        opcode: Opcode,
         operands: &[Value],
         result_types: &[Type],
         attrs: &[(&str, Attr)],
     ) -> Vec<Value> {
-        let (results, _) = self.op_with_regions(block, name, operands, result_types, attrs, &[]);
+        let (results, _) = self.op_with_regions(block, opcode, operands, result_types, attrs, &[]);
         results
     }
 
@@ -115,14 +115,14 @@ impl<'m> Builder<'m> {
     pub fn op_with_regions(
         &mut self,
         block: Block,
-        name: &str,
+        opcode: Opcode,
         operands: &[Value],
         result_types: &[Type],
         attrs: &[(&str, Attr)],
         region_args: &[&[Type]],
     ) -> (Vec<Value>, Vec<Block>) {
         let attrs: Attrs = attrs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-        let op = self.func.create_op(opcode(name), operands, result_types, attrs, Vec::new(), self.loc);
+        let op = self.func.create_op(opcode, operands, result_types, attrs, Vec::new(), self.loc);
         let mut blocks = Vec::new();
         for args in region_args {
             let (r, b) = self.func.create_region(args);

@@ -1,6 +1,10 @@
 //! The one op table: every op of docs/ir.md, in the doc's order, with its arity,
-//! regions and attributes. The opcode is the index into `OPS`; Python gets the
-//! names from `tritium._core.op_table()` so encoder and decoder cannot drift.
+//! regions, attributes and purity, declared once in `op_table!` below. The macro
+//! generates the `Opcode` enum (its discriminant is the binary opcode and the
+//! index into `OPS`), so consumers `match` on variants and the compiler rejects
+//! a new op that some verifier rule, lowering or transfer function forgot.
+//! Python gets the names from `tritium._core.op_table()` so encoder and decoder
+//! cannot drift.
 
 /// The kind an attribute value must have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,103 +95,124 @@ const fn pure(mut o: OpInfo) -> OpInfo {
 use AttrKind::*;
 use Results::{Fixed, Variadic};
 
+/// `Variant => info,` pairs in opcode order: generates `Opcode`, `Opcode::ALL`
+/// and `OPS` from one list, so a variant and its table row cannot separate.
+macro_rules! op_table {
+    ($($(#[$meta:meta])* $variant:ident => $info:expr,)*) => {
+        /// An op of the IR; the discriminant is its binary opcode (docs/ir.md).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[repr(u16)]
+        pub enum Opcode {
+            $($(#[$meta])* $variant,)*
+        }
+
+        impl Opcode {
+            /// Every opcode, in table order.
+            pub const ALL: &'static [Opcode] = &[$(Opcode::$variant,)*];
+        }
+
+        /// Each op's arity, regions, attributes and flags, indexed by opcode.
+        pub static OPS: &[OpInfo] = &[$($info,)*];
+    };
+}
+
 const AXIS: &[AttrSpec] = &[req("axis", Int)];
 const PROPAGATE_NAN: &[AttrSpec] = &[opt("propagate_nan", Bool)];
 const HINT: &[AttrSpec] = &[req("values", IntArray)];
 const CAN_REORDER: &[AttrSpec] = &[req("can_reorder", Bool)];
 
-pub static OPS: &[OpInfo] = &[
+op_table! {
     // constants and ids
-    pure(with_attrs(fixed("const", 0, 1), &[req("value", Number)])),
-    pure(fixed("splat", 1, 1)),
-    pure(with_attrs(fixed("arange", 0, 1), &[req("start", Int), req("end", Int)])),
-    pure(with_attrs(fixed("program_id", 0, 1), AXIS)),
-    pure(with_attrs(fixed("num_programs", 0, 1), AXIS)),
+    Const => pure(with_attrs(fixed("const", 0, 1), &[req("value", Number)])),
+    Splat => pure(fixed("splat", 1, 1)),
+    Arange => pure(with_attrs(fixed("arange", 0, 1), &[req("start", Int), req("end", Int)])),
+    ProgramId => pure(with_attrs(fixed("program_id", 0, 1), AXIS)),
+    NumPrograms => pure(with_attrs(fixed("num_programs", 0, 1), AXIS)),
     // elementwise arithmetic
-    pure(fixed("add", 2, 1)),
-    pure(fixed("sub", 2, 1)),
-    pure(fixed("mul", 2, 1)),
-    pure(fixed("div", 2, 1)),
-    pure(fixed("div_rn", 2, 1)),
-    pure(fixed("rem", 2, 1)),
-    pure(fixed("and", 2, 1)),
-    pure(fixed("or", 2, 1)),
-    pure(fixed("xor", 2, 1)),
-    pure(fixed("shl", 2, 1)),
-    pure(fixed("shr", 2, 1)),
-    pure(with_attrs(fixed("min", 2, 1), PROPAGATE_NAN)),
-    pure(with_attrs(fixed("max", 2, 1), PROPAGATE_NAN)),
-    pure(fixed("umulhi", 2, 1)),
-    pure(with_attrs(fixed("cmp", 2, 1), &[req("pred", Str)])),
-    pure(fixed("neg", 1, 1)),
-    pure(fixed("not", 1, 1)),
-    pure(fixed("abs", 1, 1)),
-    pure(fixed("exp", 1, 1)),
-    pure(fixed("exp2", 1, 1)),
-    pure(fixed("log", 1, 1)),
-    pure(fixed("log2", 1, 1)),
-    pure(fixed("sqrt", 1, 1)),
-    pure(fixed("sqrt_rn", 1, 1)),
-    pure(fixed("rsqrt", 1, 1)),
-    pure(fixed("sin", 1, 1)),
-    pure(fixed("cos", 1, 1)),
-    pure(fixed("floor", 1, 1)),
-    pure(fixed("ceil", 1, 1)),
-    pure(fixed("erf", 1, 1)),
-    pure(fixed("fma", 3, 1)),
-    pure(fixed("select", 3, 1)),
-    pure(with_attrs(fixed("clamp", 3, 1), PROPAGATE_NAN)),
+    Add => pure(fixed("add", 2, 1)),
+    Sub => pure(fixed("sub", 2, 1)),
+    Mul => pure(fixed("mul", 2, 1)),
+    Div => pure(fixed("div", 2, 1)),
+    DivRn => pure(fixed("div_rn", 2, 1)),
+    Rem => pure(fixed("rem", 2, 1)),
+    And => pure(fixed("and", 2, 1)),
+    Or => pure(fixed("or", 2, 1)),
+    Xor => pure(fixed("xor", 2, 1)),
+    Shl => pure(fixed("shl", 2, 1)),
+    Shr => pure(fixed("shr", 2, 1)),
+    Min => pure(with_attrs(fixed("min", 2, 1), PROPAGATE_NAN)),
+    Max => pure(with_attrs(fixed("max", 2, 1), PROPAGATE_NAN)),
+    Umulhi => pure(fixed("umulhi", 2, 1)),
+    Cmp => pure(with_attrs(fixed("cmp", 2, 1), &[req("pred", Str)])),
+    Neg => pure(fixed("neg", 1, 1)),
+    Not => pure(fixed("not", 1, 1)),
+    Abs => pure(fixed("abs", 1, 1)),
+    Exp => pure(fixed("exp", 1, 1)),
+    Exp2 => pure(fixed("exp2", 1, 1)),
+    Log => pure(fixed("log", 1, 1)),
+    Log2 => pure(fixed("log2", 1, 1)),
+    Sqrt => pure(fixed("sqrt", 1, 1)),
+    SqrtRn => pure(fixed("sqrt_rn", 1, 1)),
+    Rsqrt => pure(fixed("rsqrt", 1, 1)),
+    Sin => pure(fixed("sin", 1, 1)),
+    Cos => pure(fixed("cos", 1, 1)),
+    Floor => pure(fixed("floor", 1, 1)),
+    Ceil => pure(fixed("ceil", 1, 1)),
+    Erf => pure(fixed("erf", 1, 1)),
+    Fma => pure(fixed("fma", 3, 1)),
+    Select => pure(fixed("select", 3, 1)),
+    Clamp => pure(with_attrs(fixed("clamp", 3, 1), PROPAGATE_NAN)),
     // casts and pointers
-    pure(with_attrs(fixed("cast", 1, 1), &[opt("rounding", Str)])),
-    pure(fixed("bitcast", 1, 1)),
-    pure(fixed("ptr_to_int", 1, 1)),
-    pure(fixed("int_to_ptr", 1, 1)),
-    pure(fixed("addptr", 2, 1)),
+    Cast => pure(with_attrs(fixed("cast", 1, 1), &[opt("rounding", Str)])),
+    Bitcast => pure(fixed("bitcast", 1, 1)),
+    PtrToInt => pure(fixed("ptr_to_int", 1, 1)),
+    IntToPtr => pure(fixed("int_to_ptr", 1, 1)),
+    Addptr => pure(fixed("addptr", 2, 1)),
     // memory and atomics
-    with_attrs(
+    Load => with_attrs(
         op("load", 1, Some(3), Fixed(1)),
         &[req("cache", Str), req("eviction", Str), req("volatile", Bool)],
     ),
-    with_attrs(op("store", 2, Some(3), Fixed(0)), &[req("cache", Str), req("eviction", Str)]),
-    with_attrs(
+    Store => with_attrs(op("store", 2, Some(3), Fixed(0)), &[req("cache", Str), req("eviction", Str)]),
+    AtomicRmw => with_attrs(
         op("atomic_rmw", 2, Some(3), Fixed(1)),
         &[req("kind", Str), req("sem", Str), req("scope", Str)],
     ),
-    with_attrs(fixed("atomic_cas", 3, 1), &[req("sem", Str), req("scope", Str)]),
+    AtomicCas => with_attrs(fixed("atomic_cas", 3, 1), &[req("sem", Str), req("scope", Str)]),
     // shape ops
-    pure(fixed("broadcast", 1, 1)),
-    pure(with_attrs(fixed("expand_dims", 1, 1), AXIS)),
-    pure(with_attrs(fixed("reshape", 1, 1), CAN_REORDER)),
-    pure(with_attrs(fixed("permute", 1, 1), &[req("order", IntArray)])),
-    pure(fixed("join", 2, 1)),
-    pure(fixed("split", 1, 2)),
-    pure(with_attrs(fixed("cat", 2, 1), CAN_REORDER)),
+    Broadcast => pure(fixed("broadcast", 1, 1)),
+    ExpandDims => pure(with_attrs(fixed("expand_dims", 1, 1), AXIS)),
+    Reshape => pure(with_attrs(fixed("reshape", 1, 1), CAN_REORDER)),
+    Permute => pure(with_attrs(fixed("permute", 1, 1), &[req("order", IntArray)])),
+    Join => pure(fixed("join", 2, 1)),
+    Split => pure(fixed("split", 1, 2)),
+    Cat => pure(with_attrs(fixed("cat", 2, 1), CAN_REORDER)),
     // reductions, scans, dot
-    pure(with_regions(with_attrs(op("reduce", 1, None, Variadic), AXIS), 1)),
-    pure(with_regions(with_attrs(op("scan", 1, None, Variadic), &[req("axis", Int), req("reverse", Bool)]), 1)),
-    pure(with_attrs(fixed("dot", 3, 1), &[req("input_precision", Str), req("max_num_imprecise_acc", Int)])),
+    Reduce => pure(with_regions(with_attrs(op("reduce", 1, None, Variadic), AXIS), 1)),
+    Scan => pure(with_regions(with_attrs(op("scan", 1, None, Variadic), &[req("axis", Int), req("reverse", Bool)]), 1)),
+    Dot => pure(with_attrs(fixed("dot", 3, 1), &[req("input_precision", Str), req("max_num_imprecise_acc", Int)])),
     // hints
-    pure(with_attrs(fixed("multiple_of", 1, 1), HINT)),
-    pure(with_attrs(fixed("max_contiguous", 1, 1), HINT)),
-    pure(with_attrs(fixed("max_constancy", 1, 1), HINT)),
+    MultipleOf => pure(with_attrs(fixed("multiple_of", 1, 1), HINT)),
+    MaxContiguous => pure(with_attrs(fixed("max_contiguous", 1, 1), HINT)),
+    MaxConstancy => pure(with_attrs(fixed("max_constancy", 1, 1), HINT)),
     // control flow and calls
-    with_regions(op("for", 3, None, Variadic), 1),
-    with_regions(op("if", 1, Some(1), Variadic), 2),
-    with_regions(op("while", 0, None, Variadic), 2),
-    term(op("yield", 0, None, Fixed(0))),
-    term(op("condition", 1, None, Fixed(0))),
-    with_attrs(op("call", 0, None, Variadic), &[req("callee", Str)]),
-    term(op("return", 0, None, Fixed(0))),
+    For => with_regions(op("for", 3, None, Variadic), 1),
+    If => with_regions(op("if", 1, Some(1), Variadic), 2),
+    While => with_regions(op("while", 0, None, Variadic), 2),
+    Yield => term(op("yield", 0, None, Fixed(0))),
+    Condition => term(op("condition", 1, None, Fixed(0))),
+    Call => with_attrs(op("call", 0, None, Variadic), &[req("callee", Str)]),
+    Return => term(op("return", 0, None, Fixed(0))),
     // debug
-    with_attrs(fixed("assert", 1, 0), &[req("msg", Str)]),
-    with_attrs(op("print", 0, None, Fixed(0)), &[req("prefix", Str), req("hex", Bool)]),
-    fixed("barrier", 0, 0),
+    Assert => with_attrs(fixed("assert", 1, 0), &[req("msg", Str)]),
+    Print => with_attrs(op("print", 0, None, Fixed(0)), &[req("prefix", Str), req("hex", Bool)]),
+    Barrier => fixed("barrier", 0, 0),
     // inline assembly (appended: earlier opcodes keep their numbers)
-    with_attrs(
+    InlineAsm => with_attrs(
         op("inline_asm", 0, None, Variadic),
         &[req("asm", Str), req("constraints", Str), req("pure", Bool), req("pack", Int)],
     ),
-];
+}
 
 /// `inline_asm` moves elements narrower than 32 bits packed into 32-bit
 /// registers (as Triton): how many elements of `bits` share one register when
@@ -208,38 +233,27 @@ pub fn asm_operand_constraints(constraints: &str) -> Vec<&str> {
 /// never crosses compiler versions anyway (the disk-cache key includes the version).
 pub const FORMAT_VERSION: u32 = 1;
 
-/// An index into `OPS`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Opcode(pub u16);
-
 impl Opcode {
     pub fn from_index(i: u64) -> Option<Opcode> {
-        if (i as usize) < OPS.len() {
-            Some(Opcode(i as u16))
-        } else {
-            None
-        }
+        usize::try_from(i).ok().and_then(|i| Opcode::ALL.get(i)).copied()
     }
     pub fn from_name(name: &str) -> Option<Opcode> {
-        OPS.iter().position(|o| o.name == name).map(|i| Opcode(i as u16))
+        OPS.iter().position(|o| o.name == name).map(|i| Opcode::ALL[i])
     }
     pub fn info(self) -> &'static OpInfo {
-        &OPS[self.0 as usize]
+        &OPS[self.index()]
     }
     pub fn name(self) -> &'static str {
         self.info().name
     }
     pub fn index(self) -> usize {
-        self.0 as usize
+        self as usize
     }
 }
 
-/// Looks an opcode up by name; panics on unknown names, for Rust code that
-/// spells op names as literals (a typo is a programming error).
-pub fn opcode(name: &str) -> Opcode {
-    match Opcode::from_name(name) {
-        Some(o) => o,
-        None => panic!("unknown op name {name:?}"),
+impl std::fmt::Display for Opcode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -259,9 +273,22 @@ mod tests {
 
     #[test]
     fn lookup_round_trips() {
+        assert_eq!(Opcode::ALL.len(), OPS.len());
         for (i, o) in OPS.iter().enumerate() {
             assert_eq!(Opcode::from_name(o.name).unwrap().index(), i);
+            assert_eq!(Opcode::from_index(i as u64), Some(Opcode::ALL[i]));
         }
         assert!(Opcode::from_name("nope").is_none());
+        assert!(Opcode::from_index(OPS.len() as u64).is_none());
+    }
+
+    /// A variant spells its table name in CamelCase (`ProgramId` is "program_id"),
+    /// so the two halves of a row cannot describe different ops.
+    #[test]
+    fn variants_spell_their_names() {
+        for &op in Opcode::ALL {
+            let camel: String = op.name().split('_').map(|w| w[..1].to_uppercase() + &w[1..]).collect();
+            assert_eq!(format!("{op:?}"), camel);
+        }
     }
 }

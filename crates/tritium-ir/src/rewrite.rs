@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use crate::attrs::Attr;
 use crate::entities::{Arena, Block, Loc, Op, Region, Type, Value};
 use crate::module::{BlockData, Function, OpData, RegionData, ValueData, ValueDef};
-use crate::ops::opcode;
+use crate::ops::Opcode;
 
 /// One step of [`Function::preorder`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,7 +144,7 @@ impl Function {
     /// Creates an unplaced `const` op of type `ty` holding `value`.
     pub fn create_const(&mut self, ty: Type, value: Attr, loc: Loc) -> Op {
         let attrs = [("value".to_string(), value)].into_iter().collect();
-        self.create_op(opcode("const"), &[], &[ty], attrs, Vec::new(), loc)
+        self.create_op(Opcode::Const, &[], &[ty], attrs, Vec::new(), loc)
     }
 
     /// Removes result `index` of `op` (it must be unused), renumbering the rest.

@@ -83,7 +83,7 @@ fn deep_nesting_is_rejected_not_overflowed() {
     // arguments or results whose body nests `if` regions 100,000 deep.
     let mut deep = b"TRIR\x01\x01\x01f".to_vec();
     deep.extend([0, 1, 0, 0, 0, 1, 0, 0, 0, 0]);
-    let if_op = tritium_ir::Opcode::from_name("if").unwrap().index() as u8;
+    let if_op = tritium_ir::Opcode::If as u8;
     for _ in 0..100_000 {
         // region: 0 args, 1 op (opcode, loc 0, 0 operands, 0 results, 0 attrs, 1 region)
         deep.extend([0, 1, if_op, 0, 0, 0, 0, 1]);

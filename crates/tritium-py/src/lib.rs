@@ -14,7 +14,7 @@ mod runtime;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 
 create_exception!(_core, IRDecodeError, PyValueError, "Malformed binary tile IR.");
 create_exception!(_core, IRVerifyError, PyValueError, "Tile IR that breaks a rule of docs/ir.md.");
@@ -49,6 +49,43 @@ fn verified(data: &[u8]) -> PyResult<tritium_ir::Module> {
 #[pyfunction]
 fn op_table() -> Vec<&'static str> {
     tritium_ir::OPS.iter().map(|o| o.name).collect()
+}
+
+/// Scalar kind names, indexed by their binary code (docs/ir.md), so the
+/// encoder takes the codes from Rust as it takes op codes.
+#[pyfunction]
+fn scalar_kinds() -> Vec<&'static str> {
+    tritium_ir::ScalarKind::ALL.iter().map(|k| k.name()).collect()
+}
+
+/// The op table as data, indexed by opcode: per op a dict with `name`,
+/// `min_operands`, `max_operands` (None: unbounded), `results` (None:
+/// variadic), `regions`, `attrs` ({name: (kind, required)}), `terminator`, `pure`.
+#[pyfunction]
+fn op_specs(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    tritium_ir::OPS
+        .iter()
+        .map(|o| {
+            let d = PyDict::new(py);
+            d.set_item("name", o.name)?;
+            d.set_item("min_operands", o.min_operands)?;
+            d.set_item("max_operands", o.max_operands)?;
+            let results = match o.results {
+                tritium_ir::Results::Fixed(n) => Some(n),
+                tritium_ir::Results::Variadic => None,
+            };
+            d.set_item("results", results)?;
+            d.set_item("regions", o.regions)?;
+            let attrs = PyDict::new(py);
+            for a in o.attrs {
+                attrs.set_item(a.name, (a.kind.describe(), a.required))?;
+            }
+            d.set_item("attrs", attrs)?;
+            d.set_item("terminator", o.terminator)?;
+            d.set_item("pure", o.pure)?;
+            Ok(d)
+        })
+        .collect()
 }
 
 /// Decodes and verifies a module; raises IRDecodeError or IRVerifyError.
@@ -89,6 +126,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("IRVerifyError", py.get_type::<IRVerifyError>())?;
     m.add("IRParseError", py.get_type::<IRParseError>())?;
     m.add_function(wrap_pyfunction!(op_table, m)?)?;
+    m.add_function(wrap_pyfunction!(op_specs, m)?)?;
+    m.add_function(wrap_pyfunction!(scalar_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(to_text, m)?)?;
     m.add_function(wrap_pyfunction!(parse_text, m)?)?;

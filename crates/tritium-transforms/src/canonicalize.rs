@@ -4,7 +4,7 @@
 //! same type, `select` with equal arms, `addptr` by 0. Integer arguments
 //! specialized `equal_to_1` count as the constant 1, so `i * stride` loses its
 //! multiply in the tile IR itself.
-use tritium_ir::{Attr, Function, Module, Op, TypeTable, Value};
+use tritium_ir::{Attr, Function, Module, Op, Opcode, TypeTable, Value};
 
 use crate::constant::{self, mask, Const};
 use crate::walk::{rewrite_module, Rewrite};
@@ -27,25 +27,26 @@ fn canonicalize_op(types: &TypeTable, f: &mut Function, op: Op) -> Rewrite {
     if od.results.len() != 1 || !od.regions.is_empty() {
         return Rewrite::Keep;
     }
-    let name = od.opcode.name();
+    let opcode = od.opcode;
     let res_ty = f.value_type(od.results[0]);
     let ops = od.operands.clone();
     let same = |i: usize| Rewrite::with(vec![ops[i]]);
-    if matches!(name, "cast" | "bitcast" | "broadcast" | "reshape" | "permute") && f.value_type(ops[0]) == res_ty {
+    let same_type_shape_op = matches!(opcode, Opcode::Cast | Opcode::Bitcast | Opcode::Broadcast | Opcode::Reshape | Opcode::Permute);
+    if same_type_shape_op && f.value_type(ops[0]) == res_ty {
         // a permute to its own type may still reorder a square tensor
-        let identity = name != "permute"
+        let identity = opcode != Opcode::Permute
             || od.attrs.get("order").and_then(Attr::as_int_array).is_some_and(|o| o.iter().enumerate().all(|(i, &d)| d == i as i64));
         if identity {
             return same(0);
         }
     }
-    if name == "select" && ops[1] == ops[2] {
+    if opcode == Opcode::Select && ops[1] == ops[2] {
         return same(1);
     }
-    if name == "addptr" && int(types, f, ops[1]) == Some(0) {
+    if opcode == Opcode::Addptr && int(types, f, ops[1]) == Some(0) {
         return same(0);
     }
-    if matches!(name, "not" | "neg") {
+    if matches!(opcode, Opcode::Not | Opcode::Neg) {
         // neg and not are involutions, floats included (neg flips the sign bit)
         if let Some(inner) = f.defining_op(ops[0]).filter(|&d| f.ops[d].opcode == od.opcode) {
             return Rewrite::with(vec![f.ops[inner].operands[0]]);
@@ -53,7 +54,7 @@ fn canonicalize_op(types: &TypeTable, f: &mut Function, op: Op) -> Rewrite {
         return Rewrite::Keep;
     }
     let Some(k) = types.scalar_kind(res_ty).filter(|k| k.is_int()) else { return Rewrite::Keep };
-    if ops.len() != 2 || name == "cmp" && types.scalar_kind(f.value_type(ops[0])).is_none_or(|k| !k.is_int()) {
+    if ops.len() != 2 || opcode == Opcode::Cmp && types.scalar_kind(f.value_type(ops[0])).is_none_or(|k| !k.is_int()) {
         return Rewrite::Keep;
     }
     let ones = mask(k.bits(), u64::MAX);
@@ -64,21 +65,21 @@ fn canonicalize_op(types: &TypeTable, f: &mut Function, op: Op) -> Rewrite {
         Rewrite::by_op(f, new)
     };
     let equal = ops[0] == ops[1];
-    match name {
-        "add" | "or" | "xor" if b == Some(0) => same(0),
-        "add" | "or" | "xor" if a == Some(0) => same(1),
-        "sub" | "shl" | "shr" if b == Some(0) => same(0),
-        "mul" if b == Some(1) => same(0),
-        "mul" if a == Some(1) => same(1),
-        "mul" if a == Some(0) || b == Some(0) => zero_or(f, 0),
-        "div" if b == Some(1) => same(0),
-        "and" if b == Some(ones) => same(0),
-        "and" if a == Some(ones) => same(1),
-        "and" if a == Some(0) || b == Some(0) => zero_or(f, 0),
-        "or" if a == Some(ones) || b == Some(ones) => zero_or(f, ones),
-        "and" | "or" | "min" | "max" if equal => same(0),
-        "sub" | "xor" if equal => zero_or(f, 0),
-        "cmp" if equal => {
+    match opcode {
+        Opcode::Add | Opcode::Or | Opcode::Xor if b == Some(0) => same(0),
+        Opcode::Add | Opcode::Or | Opcode::Xor if a == Some(0) => same(1),
+        Opcode::Sub | Opcode::Shl | Opcode::Shr if b == Some(0) => same(0),
+        Opcode::Mul if b == Some(1) => same(0),
+        Opcode::Mul if a == Some(1) => same(1),
+        Opcode::Mul if a == Some(0) || b == Some(0) => zero_or(f, 0),
+        Opcode::Div if b == Some(1) => same(0),
+        Opcode::And if b == Some(ones) => same(0),
+        Opcode::And if a == Some(ones) => same(1),
+        Opcode::And if a == Some(0) || b == Some(0) => zero_or(f, 0),
+        Opcode::Or if a == Some(ones) || b == Some(ones) => zero_or(f, ones),
+        Opcode::And | Opcode::Or | Opcode::Min | Opcode::Max if equal => same(0),
+        Opcode::Sub | Opcode::Xor if equal => zero_or(f, 0),
+        Opcode::Cmp if equal => {
             let holds = match od.attrs.get("pred").and_then(Attr::as_str) {
                 Some("eq" | "le" | "ge") => 1,
                 Some("ne" | "lt" | "gt") => 0,

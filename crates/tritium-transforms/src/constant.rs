@@ -1,7 +1,7 @@
 //! Constant values as the passes see them: what a value is known to equal
 //! (a `const`, a splat/broadcast/reshape of one, an `equal_to_1` argument),
 //! in the exact representation codegen gives it, and how to write one back.
-use tritium_ir::{Attr, Function, Loc, Op, ScalarKind, Type, TypeTable, Value, ValueDef};
+use tritium_ir::{Attr, Function, Loc, Op, Opcode, ScalarKind, Type, TypeTable, Value, ValueDef};
 
 /// A uniform value: integers as their bit pattern masked to the type's width,
 /// floats (f32 and f64 only) as the exact value codegen materializes.
@@ -69,8 +69,8 @@ pub fn to_attr(k: ScalarKind, c: Const) -> Attr {
 }
 
 /// Ops whose result equals their (first) operand at every element.
-pub(crate) fn forwards_uniform(name: &str) -> bool {
-    matches!(name, "splat" | "broadcast" | "expand_dims" | "reshape" | "permute")
+fn forwards_uniform(opcode: Opcode) -> bool {
+    matches!(opcode, Opcode::Splat | Opcode::Broadcast | Opcode::ExpandDims | Opcode::Reshape | Opcode::Permute)
 }
 
 /// The scalar kind and uniform value `v` is known to have, if any.
@@ -85,11 +85,10 @@ pub fn value_of(types: &TypeTable, f: &Function, v: Value) -> Option<(ScalarKind
         }
         ValueDef::OpResult(op, _) => {
             let od = &f.ops[op];
-            let name = od.opcode.name();
-            if name == "const" {
+            if od.opcode == Opcode::Const {
                 return from_attr(k, od.attrs.get("value")?).map(|c| (k, c));
             }
-            if forwards_uniform(name) {
+            if forwards_uniform(od.opcode) {
                 return value_of(types, f, od.operands[0]);
             }
             None

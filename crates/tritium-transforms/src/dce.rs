@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use tritium_ir::rewrite::Visit;
-use tritium_ir::{Block, Function, Module, Op, Value, ValueDef};
+use tritium_ir::{Block, Function, Module, Op, Opcode, Value, ValueDef};
 
 use crate::effects::is_removable;
 
@@ -16,7 +16,7 @@ use crate::effects::is_removable;
 /// may not terminate, so removing it could change what the kernel does.
 pub fn has_effect(f: &Function, op: Op) -> bool {
     let od = &f.ops[op];
-    let structured = matches!(od.opcode.name(), "for" | "if" | "yield" | "condition");
+    let structured = matches!(od.opcode, Opcode::For | Opcode::If | Opcode::Yield | Opcode::Condition);
     !structured && !is_removable(f, op)
 }
 
@@ -111,10 +111,10 @@ impl Dce {
     /// `op` stays: what it always needs becomes live.
     fn op_live(&mut self, f: &Function, op: Op) {
         let od = &f.ops[op];
-        match od.opcode.name() {
-            "for" => (0..3).for_each(|i| self.mark(od.operands[i])),
-            "if" => self.mark(od.operands[0]),
-            "while" => {
+        match od.opcode {
+            Opcode::For => (0..3).for_each(|i| self.mark(od.operands[i])),
+            Opcode::If => self.mark(od.operands[0]),
+            Opcode::While => {
                 // kept whole: every slot and the exit condition
                 for &v in &od.operands {
                     self.mark(v);
@@ -134,7 +134,7 @@ impl Dce {
                     self.mark(r);
                 }
             }
-            "reduce" | "scan" => {
+            Opcode::Reduce | Opcode::Scan => {
                 // combine regions are kept whole
                 for &v in &od.operands {
                     self.mark(v);
@@ -160,13 +160,13 @@ impl Dce {
     /// Result `i` of `op` is live: the values producing it become live.
     fn result_live(&mut self, f: &Function, op: Op, i: usize) {
         let od = &f.ops[op];
-        match od.opcode.name() {
-            "for" => {
+        match od.opcode {
+            Opcode::For => {
                 self.mark(od.operands[3 + i]);
                 let body = f.regions[od.regions[0]].block;
                 self.mark(f.blocks[body].args[1 + i]);
             }
-            "if" => {
+            Opcode::If => {
                 for &r in &od.regions {
                     self.yielded_live(f, f.regions[r].block, i);
                 }
@@ -178,7 +178,7 @@ impl Dce {
     /// Block argument `i` of a region of `p` is live.
     fn block_arg_live(&mut self, f: &Function, p: Op, block: Block, i: usize) {
         let od = &f.ops[p];
-        if od.opcode.name() == "for" && i > 0 {
+        if od.opcode == Opcode::For && i > 0 {
             // a carried value: its init, its next value and its result slot
             self.mark(od.operands[3 + i - 1]);
             self.yielded_live(f, block, i - 1);
@@ -217,8 +217,8 @@ impl Dce {
 
     /// Drops `for`/`if` results no one needs (with their loop slots).
     fn drop_dead_slots(&self, f: &mut Function, op: Op) -> usize {
-        let name = f.ops[op].opcode.name();
-        if name != "for" && name != "if" {
+        let opcode = f.ops[op].opcode;
+        if opcode != Opcode::For && opcode != Opcode::If {
             return 0;
         }
         let mut dropped = 0;
@@ -227,7 +227,7 @@ impl Dce {
                 continue;
             }
             let regions = f.ops[op].regions.clone();
-            if name == "for" {
+            if opcode == Opcode::For {
                 let body = f.regions[regions[0]].block;
                 if self.live.contains(&f.blocks[body].args[1 + i]) {
                     continue;

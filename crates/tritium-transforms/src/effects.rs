@@ -1,19 +1,18 @@
 //! Which ops a pass may remove or merge: those the op table marks pure
 //! (unmarked ops, new ones included, count as having effects), `inline_asm`
 //! when the user said it is pure, and non-volatile loads for DCE.
-use tritium_ir::{Attr, Function, Op};
+use tritium_ir::{Attr, Function, Op, Opcode};
 
 /// An op that computes from its operands alone: may be merged with an equal
 /// op (CSE) and removed when unused (DCE).
 pub fn is_pure(f: &Function, op: Op) -> bool {
     let od = &f.ops[op];
-    let name = od.opcode.name();
-    od.opcode.info().pure || name == "inline_asm" && od.attrs.get("pure").and_then(Attr::as_bool) == Some(true)
+    od.opcode.info().pure || od.opcode == Opcode::InlineAsm && od.attrs.get("pure").and_then(Attr::as_bool) == Some(true)
 }
 
 /// An op DCE may remove when its results are unused: pure ops and
 /// non-volatile loads (a load's only effect is its result).
 pub fn is_removable(f: &Function, op: Op) -> bool {
     let od = &f.ops[op];
-    is_pure(f, op) || od.opcode.name() == "load" && od.attrs.get("volatile").and_then(Attr::as_bool) != Some(true)
+    is_pure(f, op) || od.opcode == Opcode::Load && od.attrs.get("volatile").and_then(Attr::as_bool) != Some(true)
 }

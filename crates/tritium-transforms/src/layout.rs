@@ -12,7 +12,7 @@
 //! shared memory) only where a consumer needs the canonical layout.
 use std::collections::HashMap;
 
-use tritium_ir::{Attr, Function, Module, TypeData, Value};
+use tritium_ir::{Attr, Function, Module, Opcode, TypeData, Value};
 
 /// `size_per_thread × threads_per_warp × warps_per_cta` per dim; `order`
 /// lists dims fastest first (threads and registers are numbered along it).
@@ -165,8 +165,8 @@ fn walk_region(module: &Module, func: &Function, region: tritium_ir::Region, map
             walk_region(module, func, r, map);
         }
         let rank_of = |v: Value| types.dims(func.value_type(v)).len();
-        match data.opcode.name() {
-            "reduce" => {
+        match data.opcode {
+            Opcode::Reduce => {
                 let axis = data.attrs.get("axis").and_then(Attr::as_int).unwrap_or(0);
                 let Some(&src) = data.operands.first() else { continue };
                 let Some(src_layout) = map.of(src, rank_of(src)) else { continue };
@@ -177,7 +177,7 @@ fn walk_region(module: &Module, func: &Function, region: tritium_ir::Region, map
                     }
                 }
             }
-            "expand_dims" => {
+            Opcode::ExpandDims => {
                 let axis = data.attrs.get("axis").and_then(Attr::as_int).unwrap_or(0);
                 let src = data.operands[0];
                 let res = data.results[0];

@@ -7,7 +7,7 @@ mod ops;
 mod types;
 
 use arbitrary::{Result, Unstructured};
-use tritium_ir::{Attr, Block, Builder, Module, ScalarKind, Type, TypeData, Value};
+use tritium_ir::{Attr, Block, Builder, Module, Opcode, ScalarKind, Type, TypeData, Value};
 
 /// Caps that keep one input fast: ops per function and region nesting.
 const MAX_OPS_PER_FUNC: usize = 48;
@@ -68,7 +68,7 @@ fn function(u: &mut Unstructured, m: &mut Module, index: usize, callees: &[Calle
     let mut g = Gen { u, b, pool, budget: MAX_OPS_PER_FUNC, callees };
     g.ops_into(entry, 0)?;
     let ret = g.values_of(entry, &results)?;
-    g.op(entry, "return", &ret, &[], &[])?;
+    g.op(entry, Opcode::Return, &ret, &[], &[])?;
     g.b.finish();
     Ok(Callee { name, params, results })
 }
@@ -120,9 +120,9 @@ impl Gen<'_, '_, '_> {
         Ok(())
     }
 
-    /// Appends op `name`; its results join the pool.
-    fn op(&mut self, block: Block, name: &str, operands: &[Value], results: &[Type], attrs: &[(&str, Attr)]) -> Result<Vec<Value>> {
-        let rs = self.b.op(block, name, operands, results, attrs);
+    /// Appends op `opcode`; its results join the pool.
+    fn op(&mut self, block: Block, opcode: Opcode, operands: &[Value], results: &[Type], attrs: &[(&str, Attr)]) -> Result<Vec<Value>> {
+        let rs = self.b.op(block, opcode, operands, results, attrs);
         self.pool.extend_from_slice(&rs);
         Ok(rs)
     }
@@ -134,7 +134,7 @@ impl Gen<'_, '_, '_> {
             return Ok(*self.u.choose(&candidates)?);
         }
         let value = self.const_value(t)?;
-        Ok(self.op(block, "const", &[], &[t], &[("value", value)])?[0])
+        Ok(self.op(block, Opcode::Const, &[], &[t], &[("value", value)])?[0])
     }
 
     fn values_of(&mut self, block: Block, ts: &[Type]) -> Result<Vec<Value>> {

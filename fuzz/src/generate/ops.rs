@@ -2,7 +2,7 @@
 //! the op's rule, takes operands from the pool (or new constants), and
 //! appends the op; region ops recurse into `ops_into`.
 use arbitrary::Result;
-use tritium_ir::{Attr, Block, ScalarKind, Type};
+use tritium_ir::{Attr, Block, Opcode, ScalarKind, Type};
 
 use super::types::{self, MAX_RANK};
 use super::{Gen, MAX_DEPTH};
@@ -13,28 +13,71 @@ const SEM: [&str; 4] = ["relaxed", "acquire", "release", "acq_rel"];
 const SCOPE: [&str; 3] = ["gpu", "cta", "sys"];
 
 impl Gen<'_, '_, '_> {
+    /// Appends one op of a random opcode. The match is exhaustive, so an op
+    /// added to the table needs a generator here (or a stated reason not to).
     pub(super) fn random_op(&mut self, block: Block, depth: usize) -> Result<()> {
-        match self.u.int_in_range(0..=21)? {
-            0 => self.constant(block),
-            1 => self.ids(block),
-            2 | 3 => self.binary(block),
-            4 => self.unary(block),
-            5 => self.compare_select(block),
-            6 => self.casts(block),
-            7 => self.pointers(block),
-            8 | 9 => self.memory(block),
-            10 => self.broadcast_expand(block),
-            11 => self.reshape_permute(block),
-            12 => self.join_split_cat(block),
-            13 if depth < MAX_DEPTH => self.reduce_scan(block, depth),
-            14 => self.dot(block),
-            15 => self.hint(block),
-            16 if depth < MAX_DEPTH => self.if_op(block, depth),
-            17 if depth < MAX_DEPTH => self.for_op(block, depth),
-            18 if depth < MAX_DEPTH => self.while_op(block, depth),
-            19 => self.call(block),
-            20 => self.debug(block),
-            _ => self.constant(block),
+        let opcode = *self.u.choose(Opcode::ALL)?;
+        let nest = depth < MAX_DEPTH;
+        match opcode {
+            Opcode::Const => self.constant(block),
+            Opcode::Splat | Opcode::Arange | Opcode::ProgramId | Opcode::NumPrograms => self.ids(block, opcode),
+            Opcode::Add
+            | Opcode::Sub
+            | Opcode::Mul
+            | Opcode::Div
+            | Opcode::Rem
+            | Opcode::Min
+            | Opcode::Max
+            | Opcode::And
+            | Opcode::Or
+            | Opcode::Xor
+            | Opcode::Shl
+            | Opcode::Shr
+            | Opcode::Umulhi
+            | Opcode::DivRn => self.binary(block, opcode),
+            Opcode::Neg
+            | Opcode::Abs
+            | Opcode::Not
+            | Opcode::Exp
+            | Opcode::Exp2
+            | Opcode::Log
+            | Opcode::Log2
+            | Opcode::Sqrt
+            | Opcode::SqrtRn
+            | Opcode::Rsqrt
+            | Opcode::Sin
+            | Opcode::Cos
+            | Opcode::Floor
+            | Opcode::Ceil
+            | Opcode::Erf
+            | Opcode::Fma
+            | Opcode::Clamp => self.unary(block, opcode),
+            Opcode::Cmp | Opcode::Select => self.compare_select(block, opcode),
+            Opcode::Cast | Opcode::Bitcast => self.casts(block, opcode),
+            Opcode::PtrToInt | Opcode::IntToPtr | Opcode::Addptr => self.pointers(block, opcode),
+            Opcode::Load | Opcode::Store | Opcode::AtomicRmw | Opcode::AtomicCas => self.memory(block, opcode),
+            Opcode::Broadcast | Opcode::ExpandDims => self.broadcast_expand(block, opcode),
+            Opcode::Reshape | Opcode::Permute => self.reshape_permute(block, opcode),
+            Opcode::Join | Opcode::Split | Opcode::Cat => self.join_split_cat(block, opcode),
+            Opcode::Reduce | Opcode::Scan if nest => self.reduce_scan(block, depth, opcode),
+            Opcode::Dot => self.dot(block),
+            Opcode::MultipleOf | Opcode::MaxContiguous | Opcode::MaxConstancy => self.hint(block, opcode),
+            Opcode::If if nest => self.if_op(block, depth),
+            Opcode::For if nest => self.for_op(block, depth),
+            Opcode::While if nest => self.while_op(block, depth),
+            Opcode::Call => self.call(block),
+            Opcode::Assert | Opcode::Print | Opcode::Barrier => self.debug(block, opcode),
+            Opcode::InlineAsm => self.inline_asm(block),
+            // region ops past the nesting cap; terminators end blocks, made by
+            // `region` and `function`
+            Opcode::Reduce
+            | Opcode::Scan
+            | Opcode::If
+            | Opcode::For
+            | Opcode::While
+            | Opcode::Yield
+            | Opcode::Condition
+            | Opcode::Return => self.constant(block),
         }
     }
 
@@ -64,31 +107,30 @@ impl Gen<'_, '_, '_> {
     fn constant(&mut self, block: Block) -> Result<()> {
         let t = self.any_type()?;
         let value = self.const_value(t)?;
-        self.op(block, "const", &[], &[t], &[("value", value)])?;
+        self.op(block, Opcode::Const, &[], &[t], &[("value", value)])?;
         Ok(())
     }
 
-    fn ids(&mut self, block: Block) -> Result<()> {
+    fn ids(&mut self, block: Block, opcode: Opcode) -> Result<()> {
         let i32 = types::scalar(self.b.module, ScalarKind::I32);
-        match self.u.int_in_range(0..=2)? {
-            0 => {
+        match opcode {
+            Opcode::Splat => {
                 // splat of any scalar or pointer
                 let elem = if self.u.ratio(1, 4)? { types::ptr(self.u, self.b.module)? } else { self.any_scalar()? };
                 let dims = types::shape(self.u, 1)?;
                 let t = types::shaped(self.b.module, &dims, elem);
                 let s = self.value_of(block, elem)?;
-                self.op(block, "splat", &[s], &[t], &[])?;
+                self.op(block, Opcode::Splat, &[s], &[t], &[])?;
             }
-            1 => {
+            Opcode::Arange => {
                 let n = *self.u.choose(&[1i64, 2, 4, 16, 64, 1024])?;
                 let start = self.u.int_in_range(-1000..=1000)?;
                 let t = types::shaped(self.b.module, &[n as u32], i32);
-                self.op(block, "arange", &[], &[t], &[("start", Attr::Int(start)), ("end", Attr::Int(start + n))])?;
+                self.op(block, Opcode::Arange, &[], &[t], &[("start", Attr::Int(start)), ("end", Attr::Int(start + n))])?;
             }
             _ => {
-                let name = *self.u.choose(&["program_id", "num_programs"])?;
                 let axis = self.u.int_in_range(0..=2)?;
-                self.op(block, name, &[], &[i32], &[("axis", Attr::Int(axis))])?;
+                self.op(block, opcode, &[], &[i32], &[("axis", Attr::Int(axis))])?;
             }
         }
         Ok(())
@@ -99,132 +141,116 @@ impl Gen<'_, '_, '_> {
         Ok(types::scalar(self.b.module, k))
     }
 
-    fn binary(&mut self, block: Block) -> Result<()> {
-        let (name, kind) = match self.u.int_in_range(0..=2)? {
-            0 => (*self.u.choose(&["add", "sub", "mul", "div", "rem", "min", "max"])?, types::scalar_kind(self.u)?),
-            1 => (*self.u.choose(&["and", "or", "xor", "shl", "shr", "umulhi"])?, types::int_kind(self.u)?),
-            _ => ("div_rn", types::float_kind(self.u)?),
+    fn binary(&mut self, block: Block, opcode: Opcode) -> Result<()> {
+        let kind = match opcode {
+            Opcode::And | Opcode::Or | Opcode::Xor | Opcode::Shl | Opcode::Shr | Opcode::Umulhi => {
+                types::int_kind(self.u)?
+            }
+            Opcode::DivRn => types::float_kind(self.u)?,
+            _ => types::scalar_kind(self.u)?,
         };
         let dims = types::shape(self.u, 0)?;
         let t = self.shaped_kind(&dims, kind);
         let a = self.value_of(block, t)?;
         let b = self.value_of(block, t)?;
         let mut attrs = Vec::new();
-        if matches!(name, "min" | "max") && self.u.arbitrary()? {
+        if matches!(opcode, Opcode::Min | Opcode::Max) && self.u.arbitrary()? {
             attrs.push(("propagate_nan", Attr::Bool(self.u.arbitrary()?)));
         }
-        self.op(block, name, &[a, b], &[t], &attrs)?;
+        self.op(block, opcode, &[a, b], &[t], &attrs)?;
         Ok(())
     }
 
-    fn unary(&mut self, block: Block) -> Result<()> {
+    fn unary(&mut self, block: Block, opcode: Opcode) -> Result<()> {
         let dims = types::shape(self.u, 0)?;
-        let floats = ["exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "floor", "ceil", "erf"];
-        match self.u.int_in_range(0..=3)? {
-            0 => {
-                let name = *self.u.choose(&["neg", "abs"])?;
-                let k = types::scalar_kind(self.u)?;
-                let t = self.shaped_kind(&dims, k);
-                let x = self.value_of(block, t)?;
-                self.op(block, name, &[x], &[t], &[])?;
-            }
-            1 => {
-                let k = types::int_kind(self.u)?;
-                let t = self.shaped_kind(&dims, k);
-                let x = self.value_of(block, t)?;
-                self.op(block, "not", &[x], &[t], &[])?;
-            }
-            2 => {
-                let name = *self.u.choose(&floats)?;
-                let k = types::float_kind(self.u)?;
-                let t = self.shaped_kind(&dims, k);
-                let x = self.value_of(block, t)?;
-                self.op(block, name, &[x], &[t], &[])?;
-            }
-            _ => {
-                let name = *self.u.choose(&["fma", "clamp"])?;
-                let k = types::float_kind(self.u)?;
-                let t = self.shaped_kind(&dims, k);
-                let xs = [self.value_of(block, t)?, self.value_of(block, t)?, self.value_of(block, t)?];
-                let mut attrs = Vec::new();
-                if name == "clamp" && self.u.arbitrary()? {
-                    attrs.push(("propagate_nan", Attr::Bool(self.u.arbitrary()?)));
-                }
-                self.op(block, name, &xs, &[t], &attrs)?;
-            }
+        let (k, arity) = match opcode {
+            Opcode::Neg | Opcode::Abs => (types::scalar_kind(self.u)?, 1),
+            Opcode::Not => (types::int_kind(self.u)?, 1),
+            Opcode::Fma | Opcode::Clamp => (types::float_kind(self.u)?, 3),
+            _ => (types::float_kind(self.u)?, 1),
+        };
+        let t = self.shaped_kind(&dims, k);
+        let xs = (0..arity).map(|_| self.value_of(block, t)).collect::<Result<Vec<_>>>()?;
+        let mut attrs = Vec::new();
+        if opcode == Opcode::Clamp && self.u.arbitrary()? {
+            attrs.push(("propagate_nan", Attr::Bool(self.u.arbitrary()?)));
         }
+        self.op(block, opcode, &xs, &[t], &attrs)?;
         Ok(())
     }
 
-    fn compare_select(&mut self, block: Block) -> Result<()> {
+    fn compare_select(&mut self, block: Block, opcode: Opcode) -> Result<()> {
         let t = self.any_type()?;
         let dims = self.dims(t);
         let cond_t = self.shaped_kind(&dims, ScalarKind::I1);
-        if self.u.arbitrary()? {
+        if opcode == Opcode::Cmp {
             let pred = *self.u.choose(&["eq", "ne", "lt", "le", "gt", "ge"])?;
             let (a, b) = (self.value_of(block, t)?, self.value_of(block, t)?);
-            self.op(block, "cmp", &[a, b], &[cond_t], &[("pred", Attr::Str(pred.into()))])?;
+            self.op(block, Opcode::Cmp, &[a, b], &[cond_t], &[("pred", Attr::Str(pred.into()))])?;
         } else {
             let c = self.value_of(block, cond_t)?;
             let (a, b) = (self.value_of(block, t)?, self.value_of(block, t)?);
-            self.op(block, "select", &[c, a, b], &[t], &[])?;
+            self.op(block, Opcode::Select, &[c, a, b], &[t], &[])?;
         }
         Ok(())
     }
 
-    fn casts(&mut self, block: Block) -> Result<()> {
+    fn casts(&mut self, block: Block, opcode: Opcode) -> Result<()> {
+        if opcode == Opcode::Bitcast && self.u.ratio(1, 4)? {
+            return self.pointers(block, opcode);
+        }
         let dims = types::shape(self.u, 0)?;
         let from_k = types::scalar_kind(self.u)?;
         let from = self.shaped_kind(&dims, from_k);
         let x = self.value_of(block, from)?;
-        if self.u.arbitrary()? {
+        if opcode == Opcode::Cast {
             let to_k = types::scalar_kind(self.u)?;
             let to = self.shaped_kind(&dims, to_k);
             let mut attrs = Vec::new();
             if self.u.arbitrary()? {
                 attrs.push(("rounding", Attr::Str((*self.u.choose(&["rtne", "rtz"])?).into())));
             }
-            self.op(block, "cast", &[x], &[to], &attrs)?;
+            self.op(block, Opcode::Cast, &[x], &[to], &attrs)?;
         } else {
             let same: Vec<ScalarKind> = ScalarKind::ALL.into_iter().filter(|k| k.bits() == from_k.bits()).collect();
             let to_k = *self.u.choose(&same)?;
             let to = self.shaped_kind(&dims, to_k);
-            self.op(block, "bitcast", &[x], &[to], &[])?;
+            self.op(block, Opcode::Bitcast, &[x], &[to], &[])?;
         }
         Ok(())
     }
 
-    fn pointers(&mut self, block: Block) -> Result<()> {
+    fn pointers(&mut self, block: Block, opcode: Opcode) -> Result<()> {
         let dims = types::shape(self.u, 0)?;
         let p = types::ptr(self.u, self.b.module)?;
         let pt = types::shaped(self.b.module, &dims, p);
         let i64t = self.shaped_kind(&dims, ScalarKind::I64);
-        match self.u.int_in_range(0..=3)? {
-            0 => {
+        match opcode {
+            Opcode::PtrToInt => {
                 let x = self.value_of(block, pt)?;
-                self.op(block, "ptr_to_int", &[x], &[i64t], &[])?;
+                self.op(block, Opcode::PtrToInt, &[x], &[i64t], &[])?;
             }
-            1 => {
+            Opcode::IntToPtr => {
                 let x = self.value_of(block, i64t)?;
-                self.op(block, "int_to_ptr", &[x], &[pt], &[])?;
+                self.op(block, Opcode::IntToPtr, &[x], &[pt], &[])?;
             }
-            2 => {
+            Opcode::Bitcast => {
                 let q = types::ptr(self.u, self.b.module)?;
                 let qt = types::shaped(self.b.module, &dims, q);
                 let x = self.value_of(block, pt)?;
-                self.op(block, "bitcast", &[x], &[qt], &[])?;
+                self.op(block, Opcode::Bitcast, &[x], &[qt], &[])?;
             }
             _ => {
                 let k = types::int_kind(self.u)?;
                 let offt = self.shaped_kind(&dims, k);
                 let (x, off) = (self.value_of(block, pt)?, self.value_of(block, offt)?);
-                self.op(block, "addptr", &[x, off], &[pt], &[])?;
+                self.op(block, Opcode::Addptr, &[x, off], &[pt], &[])?;
             }
         }
         Ok(())
     }
 
-    fn memory(&mut self, block: Block) -> Result<()> {
+    fn memory(&mut self, block: Block, opcode: Opcode) -> Result<()> {
         let dims = types::shape(self.u, 0)?;
         let k = types::scalar_kind(self.u)?;
         let s = types::scalar(self.b.module, k);
@@ -240,8 +266,8 @@ impl Gen<'_, '_, '_> {
                 ("eviction", Attr::Str((*g.u.choose(&EVICTION)?).into())),
             ])
         };
-        match self.u.int_in_range(0..=3)? {
-            0 => {
+        match opcode {
+            Opcode::Load => {
                 if self.u.arbitrary()? {
                     operands.push(self.value_of(block, mt)?);
                     if self.u.arbitrary()? {
@@ -250,17 +276,17 @@ impl Gen<'_, '_, '_> {
                 }
                 let mut attrs = cache(self)?;
                 attrs.push(("volatile", Attr::Bool(self.u.arbitrary()?)));
-                self.op(block, "load", &operands, &[vt], &attrs)?;
+                self.op(block, Opcode::Load, &operands, &[vt], &attrs)?;
             }
-            1 => {
+            Opcode::Store => {
                 operands.push(self.value_of(block, vt)?);
                 if self.u.arbitrary()? {
                     operands.push(self.value_of(block, mt)?);
                 }
                 let attrs = cache(self)?;
-                self.op(block, "store", &operands, &[], &attrs)?;
+                self.op(block, Opcode::Store, &operands, &[], &attrs)?;
             }
-            2 => {
+            Opcode::AtomicRmw => {
                 operands.push(self.value_of(block, vt)?);
                 if self.u.arbitrary()? {
                     operands.push(self.value_of(block, mt)?);
@@ -271,7 +297,7 @@ impl Gen<'_, '_, '_> {
                     ("sem", Attr::Str((*self.u.choose(&SEM)?).into())),
                     ("scope", Attr::Str((*self.u.choose(&SCOPE)?).into())),
                 ];
-                self.op(block, "atomic_rmw", &operands, &[vt], &attrs)?;
+                self.op(block, Opcode::AtomicRmw, &operands, &[vt], &attrs)?;
             }
             _ => {
                 operands.push(self.value_of(block, vt)?);
@@ -280,17 +306,17 @@ impl Gen<'_, '_, '_> {
                     ("sem", Attr::Str((*self.u.choose(&SEM)?).into())),
                     ("scope", Attr::Str((*self.u.choose(&SCOPE)?).into())),
                 ];
-                self.op(block, "atomic_cas", &operands, &[vt], &attrs)?;
+                self.op(block, Opcode::AtomicCas, &operands, &[vt], &attrs)?;
             }
         }
         Ok(())
     }
 
-    fn broadcast_expand(&mut self, block: Block) -> Result<()> {
+    fn broadcast_expand(&mut self, block: Block, opcode: Opcode) -> Result<()> {
         let t = self.tensor_of(1)?;
         let elem = self.elem(t);
         let dims = self.dims(t);
-        if self.u.arbitrary()? {
+        if opcode == Opcode::Broadcast {
             // broadcast: each dim of 1 in the operand may grow
             let mut from = dims.clone();
             for d in from.iter_mut() {
@@ -300,7 +326,7 @@ impl Gen<'_, '_, '_> {
             }
             let xt = types::shaped(self.b.module, &from, elem);
             let x = self.value_of(block, xt)?;
-            self.op(block, "broadcast", &[x], &[t], &[])?;
+            self.op(block, Opcode::Broadcast, &[x], &[t], &[])?;
         } else if dims.len() < MAX_RANK + 1 {
             let xt = if self.u.ratio(1, 4)? { elem } else { t };
             let mut to = self.dims(xt);
@@ -308,17 +334,17 @@ impl Gen<'_, '_, '_> {
             to.insert(axis, 1);
             let rt = types::shaped(self.b.module, &to, elem);
             let x = self.value_of(block, xt)?;
-            self.op(block, "expand_dims", &[x], &[rt], &[("axis", Attr::Int(axis as i64))])?;
+            self.op(block, Opcode::ExpandDims, &[x], &[rt], &[("axis", Attr::Int(axis as i64))])?;
         }
         Ok(())
     }
 
-    fn reshape_permute(&mut self, block: Block) -> Result<()> {
+    fn reshape_permute(&mut self, block: Block, opcode: Opcode) -> Result<()> {
         let t = self.tensor_of(1)?;
         let elem = self.elem(t);
         let dims = self.dims(t);
         let x = self.value_of(block, t)?;
-        if self.u.arbitrary()? {
+        if opcode == Opcode::Reshape {
             // the same element count, split into a random number of dims
             let mut log = dims.iter().map(|d| d.trailing_zeros()).sum::<u32>();
             let rank = self.u.int_in_range(1..=MAX_RANK)?;
@@ -330,7 +356,7 @@ impl Gen<'_, '_, '_> {
             }
             let rt = types::shaped(self.b.module, &to, elem);
             let reorder = Attr::Bool(self.u.arbitrary()?);
-            self.op(block, "reshape", &[x], &[rt], &[("can_reorder", reorder)])?;
+            self.op(block, Opcode::Reshape, &[x], &[rt], &[("can_reorder", reorder)])?;
         } else {
             let mut order: Vec<usize> = (0..dims.len()).collect();
             for i in (1..order.len()).rev() {
@@ -340,14 +366,14 @@ impl Gen<'_, '_, '_> {
             let to: Vec<u32> = order.iter().map(|&o| dims[o]).collect();
             let rt = types::shaped(self.b.module, &to, elem);
             let order = Attr::IntArray(order.iter().map(|&o| o as i64).collect());
-            self.op(block, "permute", &[x], &[rt], &[("order", order)])?;
+            self.op(block, Opcode::Permute, &[x], &[rt], &[("order", order)])?;
         }
         Ok(())
     }
 
-    fn join_split_cat(&mut self, block: Block) -> Result<()> {
-        match self.u.int_in_range(0..=2)? {
-            0 => {
+    fn join_split_cat(&mut self, block: Block, opcode: Opcode) -> Result<()> {
+        match opcode {
+            Opcode::Join => {
                 let t = self.any_type()?;
                 if self.dims(t).len() >= MAX_RANK + 1 {
                     return Ok(());
@@ -357,9 +383,9 @@ impl Gen<'_, '_, '_> {
                 to.push(2);
                 let rt = types::shaped(self.b.module, &to, elem);
                 let (a, b) = (self.value_of(block, t)?, self.value_of(block, t)?);
-                self.op(block, "join", &[a, b], &[rt], &[])?;
+                self.op(block, Opcode::Join, &[a, b], &[rt], &[])?;
             }
-            1 => {
+            Opcode::Split => {
                 let t = self.tensor_of(1)?;
                 let elem = self.elem(t);
                 let mut dims = self.dims(t);
@@ -367,7 +393,7 @@ impl Gen<'_, '_, '_> {
                 let xt = types::shaped(self.b.module, &dims, elem);
                 let rt = types::shaped(self.b.module, &dims[..dims.len() - 1], elem);
                 let x = self.value_of(block, xt)?;
-                self.op(block, "split", &[x], &[rt, rt], &[])?;
+                self.op(block, Opcode::Split, &[x], &[rt, rt], &[])?;
             }
             _ => {
                 let t = self.tensor_of(1)?;
@@ -377,13 +403,13 @@ impl Gen<'_, '_, '_> {
                 let rt = types::shaped(self.b.module, &to, elem);
                 let (a, b) = (self.value_of(block, t)?, self.value_of(block, t)?);
                 let reorder = Attr::Bool(self.u.arbitrary()?);
-                self.op(block, "cat", &[a, b], &[rt], &[("can_reorder", reorder)])?;
+                self.op(block, Opcode::Cat, &[a, b], &[rt], &[("can_reorder", reorder)])?;
             }
         }
         Ok(())
     }
 
-    fn reduce_scan(&mut self, block: Block, depth: usize) -> Result<()> {
+    fn reduce_scan(&mut self, block: Block, depth: usize, opcode: Opcode) -> Result<()> {
         let dims = types::shape(self.u, 1)?;
         let n = self.u.int_in_range(1..=2)?;
         let mut elems = Vec::with_capacity(n);
@@ -393,7 +419,7 @@ impl Gen<'_, '_, '_> {
         let ins: Vec<Type> = elems.iter().map(|&e| types::shaped(self.b.module, &dims, e)).collect();
         let operands = ins.iter().map(|&t| self.value_of(block, t)).collect::<Result<Vec<_>>>()?;
         let axis = self.u.int_in_range(0..=dims.len() - 1)?;
-        let scan = self.u.arbitrary()?;
+        let scan = opcode == Opcode::Scan;
         let results: Vec<Type> = if scan {
             ins.clone()
         } else {
@@ -407,16 +433,15 @@ impl Gen<'_, '_, '_> {
         }
         let mut args = elems.clone();
         args.extend_from_slice(&elems);
-        let name = if scan { "scan" } else { "reduce" };
-        let (rs, blocks) = self.b.op_with_regions(block, name, &operands, &results, &attrs, &[&args]);
-        self.region(blocks[0], depth, "yield", &elems)?;
+        let (rs, blocks) = self.b.op_with_regions(block, opcode, &operands, &results, &attrs, &[&args]);
+        self.region(blocks[0], depth, Opcode::Yield, &elems)?;
         self.pool.extend(rs);
         Ok(())
     }
 
     /// Fills a region's block: its arguments join the pool for its ops, then
     /// `terminator` yields values of `yields`; the pool is restored after.
-    fn region(&mut self, block: Block, depth: usize, terminator: &str, yields: &[Type]) -> Result<()> {
+    fn region(&mut self, block: Block, depth: usize, terminator: Opcode, yields: &[Type]) -> Result<()> {
         let mark = self.pool.len();
         let args = self.b.block_args(block);
         self.pool.extend(args);
@@ -443,12 +468,11 @@ impl Gen<'_, '_, '_> {
             ("input_precision", Attr::Str(precision.into())),
             ("max_num_imprecise_acc", Attr::Int(self.u.int_in_range(0..=64)?)),
         ];
-        self.op(block, "dot", &xs, &[ct], &attrs)?;
+        self.op(block, Opcode::Dot, &xs, &[ct], &attrs)?;
         Ok(())
     }
 
-    fn hint(&mut self, block: Block) -> Result<()> {
-        let name = *self.u.choose(&["multiple_of", "max_contiguous", "max_constancy"])?;
+    fn hint(&mut self, block: Block, opcode: Opcode) -> Result<()> {
         let t = self.any_type()?;
         let n = self.dims(t).len().max(1);
         let mut values = Vec::with_capacity(n);
@@ -456,7 +480,7 @@ impl Gen<'_, '_, '_> {
             values.push(*self.u.choose(&[1i64, 2, 4, 8, 16])?);
         }
         let x = self.value_of(block, t)?;
-        self.op(block, name, &[x], &[t], &[("values", Attr::IntArray(values))])?;
+        self.op(block, opcode, &[x], &[t], &[("values", Attr::IntArray(values))])?;
         Ok(())
     }
 
@@ -469,9 +493,9 @@ impl Gen<'_, '_, '_> {
         let i1 = types::scalar(self.b.module, ScalarKind::I1);
         let cond = self.value_of(block, i1)?;
         let results = self.result_types(2)?;
-        let (rs, blocks) = self.b.op_with_regions(block, "if", &[cond], &results, &[], &[&[], &[]]);
-        self.region(blocks[0], depth, "yield", &results)?;
-        self.region(blocks[1], depth, "yield", &results)?;
+        let (rs, blocks) = self.b.op_with_regions(block, Opcode::If, &[cond], &results, &[], &[&[], &[]]);
+        self.region(blocks[0], depth, Opcode::Yield, &results)?;
+        self.region(blocks[1], depth, Opcode::Yield, &results)?;
         self.pool.extend(rs);
         Ok(())
     }
@@ -488,8 +512,8 @@ impl Gen<'_, '_, '_> {
         }
         let mut args = vec![iv];
         args.extend_from_slice(&inits);
-        let (rs, blocks) = self.b.op_with_regions(block, "for", &operands, &inits, &[], &[&args]);
-        self.region(blocks[0], depth, "yield", &inits)?;
+        let (rs, blocks) = self.b.op_with_regions(block, Opcode::For, &operands, &inits, &[], &[&args]);
+        self.region(blocks[0], depth, Opcode::Yield, &inits)?;
         self.pool.extend(rs);
         Ok(())
     }
@@ -498,13 +522,13 @@ impl Gen<'_, '_, '_> {
         let inits = self.result_types(2)?;
         let forwarded = self.result_types(2)?;
         let operands = inits.iter().map(|&t| self.value_of(block, t)).collect::<Result<Vec<_>>>()?;
-        let (rs, blocks) = self.b.op_with_regions(block, "while", &operands, &forwarded, &[], &[&inits, &forwarded]);
+        let (rs, blocks) = self.b.op_with_regions(block, Opcode::While, &operands, &forwarded, &[], &[&inits, &forwarded]);
         // before: ends in condition(i1, forwarded...)
         let i1 = types::scalar(self.b.module, ScalarKind::I1);
         let mut cond_types = vec![i1];
         cond_types.extend_from_slice(&forwarded);
-        self.region(blocks[0], depth, "condition", &cond_types)?;
-        self.region(blocks[1], depth, "yield", &inits)?;
+        self.region(blocks[0], depth, Opcode::Condition, &cond_types)?;
+        self.region(blocks[1], depth, Opcode::Yield, &inits)?;
         self.pool.extend(rs);
         Ok(())
     }
@@ -515,20 +539,20 @@ impl Gen<'_, '_, '_> {
         }
         let callee = self.u.choose(self.callees)?.clone();
         let args = self.values_of(block, &callee.params)?;
-        self.op(block, "call", &args, &callee.results, &[("callee", Attr::Str(callee.name))])?;
+        self.op(block, Opcode::Call, &args, &callee.results, &[("callee", Attr::Str(callee.name))])?;
         Ok(())
     }
 
-    fn debug(&mut self, block: Block) -> Result<()> {
-        match self.u.int_in_range(0..=2)? {
-            0 => {
+    fn debug(&mut self, block: Block, opcode: Opcode) -> Result<()> {
+        match opcode {
+            Opcode::Assert => {
                 let dims = types::shape(self.u, 0)?;
                 let t = self.shaped_kind(&dims, ScalarKind::I1);
                 let c = self.value_of(block, t)?;
                 let msg = Attr::Str(self.u.arbitrary()?);
-                self.op(block, "assert", &[c], &[], &[("msg", msg)])?;
+                self.op(block, Opcode::Assert, &[c], &[], &[("msg", msg)])?;
             }
-            1 => {
+            Opcode::Print => {
                 let n = self.u.int_in_range(0..=3)?;
                 let mut vs = Vec::with_capacity(n);
                 for _ in 0..n {
@@ -536,12 +560,29 @@ impl Gen<'_, '_, '_> {
                     vs.push(self.value_of(block, t)?);
                 }
                 let attrs = [("prefix", Attr::Str(self.u.arbitrary()?)), ("hex", Attr::Bool(self.u.arbitrary()?))];
-                self.op(block, "print", &vs, &[], &attrs)?;
+                self.op(block, Opcode::Print, &vs, &[], &attrs)?;
             }
             _ => {
-                self.op(block, "barrier", &[], &[], &[])?;
+                self.op(block, Opcode::Barrier, &[], &[], &[])?;
             }
         }
+        Ok(())
+    }
+
+    /// One `mov` per 32-bit element: valid PTX with the one-output,
+    /// one-input constraint string `pack` 1 needs for 32-bit elements.
+    fn inline_asm(&mut self, block: Block) -> Result<()> {
+        let dims = types::shape(self.u, 0)?;
+        let k = *self.u.choose(&[ScalarKind::I32, ScalarKind::U32, ScalarKind::F32])?;
+        let t = self.shaped_kind(&dims, k);
+        let x = self.value_of(block, t)?;
+        let attrs = [
+            ("asm", Attr::Str("mov.b32 $0, $1;".into())),
+            ("constraints", Attr::Str("=r,r".into())),
+            ("pure", Attr::Bool(self.u.arbitrary()?)),
+            ("pack", Attr::Int(1)),
+        ];
+        self.op(block, Opcode::InlineAsm, &[x], &[t], &attrs)?;
         Ok(())
     }
 }

@@ -9,15 +9,12 @@ from typing import Any, Callable, Sequence
 from .. import _core
 from ..language.dtypes import block_type, dtype, pointer_type
 
-# Opcodes come from the Rust op table so the two sides cannot drift.
+# Opcodes and scalar-kind codes come from Rust so the two sides cannot drift.
 OP_TABLE: list[str] = list(_core.op_table())
 OPCODES: dict[str, int] = {name: i for i, name in enumerate(OP_TABLE)}
 FORMAT_VERSION: int = int(_core.FORMAT_VERSION)
 
-_SCALAR_KINDS = {
-    "i1": 0, "i8": 1, "i16": 2, "i32": 3, "i64": 4, "u8": 5, "u16": 6, "u32": 7,
-    "u64": 8, "f16": 9, "bf16": 10, "f32": 11, "f64": 12, "f8e4m3": 13, "f8e5m2": 14,
-}
+_SCALAR_KINDS: dict[str, int] = {name: i for i, name in enumerate(_core.scalar_kinds())}
 
 
 class Value:

@@ -3,7 +3,7 @@
 //! instruction or intrinsic, with signedness taken from the IR element type.
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
-use tritium_ir::{Attr, Op, ScalarKind};
+use tritium_ir::{Attr, Op, Opcode, ScalarKind};
 
 use super::{Lowering, Regs};
 use crate::error::Result;
@@ -11,27 +11,27 @@ use crate::error::Result;
 impl<'a, 'c> Lowering<'a, 'c> {
     pub(super) fn lower_arith(&mut self, op: Op) -> Result<()> {
         let data = self.op(op);
-        let name = data.opcode.name();
+        let opcode = data.opcode;
         let operands: Vec<&Regs<'c>> = data.operands.iter().map(|&v| self.regs(v)).collect::<Result<_>>()?;
         // `select`'s element type is its second operand's; cmp's is its operands'
-        let typed = if name == "select" { data.operands[1] } else { data.operands[0] };
+        let typed = if opcode == Opcode::Select { data.operands[1] } else { data.operands[0] };
         let kind = self.kind(typed);
-        if name != "select" && kind.is_none() {
+        if opcode != Opcode::Select && kind.is_none() {
             return Err(self.unsupported(op, "arithmetic on pointers"));
         }
         let n = operands[0].len();
         let mut out = Vec::with_capacity(n);
         for r in 0..n {
             let args: Vec<BasicValueEnum<'c>> = operands.iter().map(|regs| regs[r]).collect();
-            out.push(self.arith_scalar(op, name, kind, &args)?);
+            out.push(self.arith_scalar(op, opcode, kind, &args)?);
         }
         self.set(op, out);
         Ok(())
     }
 
-    fn arith_scalar(&self, op: Op, name: &str, kind: Option<ScalarKind>, a: &[BasicValueEnum<'c>]) -> Result<BasicValueEnum<'c>> {
+    fn arith_scalar(&self, op: Op, opcode: Opcode, kind: Option<ScalarKind>, a: &[BasicValueEnum<'c>]) -> Result<BasicValueEnum<'c>> {
         let b = &self.llvm.builder;
-        if name == "select" {
+        if opcode == Opcode::Select {
             return Ok(b.build_select(a[0].into_int_value(), a[1], a[2], "")?);
         }
         let Some(kind) = kind else { return Err(self.unsupported(op, "arithmetic on pointers")) };
@@ -39,15 +39,15 @@ impl<'a, 'c> Lowering<'a, 'c> {
             // exact widening; one rounding back is correctly rounded for + - * / sqrt
             // (f32 has more than 2 * 8 + 2 significand bits)
             let wide: Vec<BasicValueEnum<'c>> = a.iter().map(|&v| self.bf16_to_f32(v)).collect::<Result<_>>()?;
-            let r = self.arith_scalar(op, name, Some(ScalarKind::F32), &wide)?;
-            return if name == "cmp" { Ok(r) } else { self.f32_to_bf16(r) };
+            let r = self.arith_scalar(op, opcode, Some(ScalarKind::F32), &wide)?;
+            return if opcode == Opcode::Cmp { Ok(r) } else { self.f32_to_bf16(r) };
         }
         if let Some(f) = super::fp8::fp8_format(kind) {
             // as the interpreter: f32 arithmetic, one rounding back (finite overflow saturates)
             let wide: Vec<BasicValueEnum<'c>> =
                 a.iter().map(|&v| Ok(self.fp8_decode(v.into_int_value(), f)?.into())).collect::<Result<_>>()?;
-            let r = self.arith_scalar(op, name, Some(ScalarKind::F32), &wide)?;
-            return if name == "cmp" { Ok(r) } else { Ok(self.fp8_encode(r.into_float_value(), f, false, false)?.into()) };
+            let r = self.arith_scalar(op, opcode, Some(ScalarKind::F32), &wide)?;
+            return if opcode == Opcode::Cmp { Ok(r) } else { Ok(self.fp8_encode(r.into_float_value(), f, false, false)?.into()) };
         }
         let attrs = &self.op(op).attrs;
         let propagate_nan = attrs.get("propagate_nan").and_then(Attr::as_bool).unwrap_or(false);
@@ -56,21 +56,21 @@ impl<'a, 'c> Lowering<'a, 'c> {
         if kind.is_float() {
             let (x, y) = (a[0].into_float_value(), a.get(1).map(|v| v.into_float_value()));
             let y = || y.expect("binary op has two operands (IR verified)");
-            return Ok(match name {
-                "add" => b.build_float_add(x, y(), "")?.into(),
-                "sub" => b.build_float_sub(x, y(), "")?.into(),
-                "mul" => b.build_float_mul(x, y(), "")?.into(),
-                "div" if kind == ScalarKind::F32 => self.target.fast_div_f32(self.llvm, a[0], a[1])?,
-                "div" | "div_rn" => b.build_float_div(x, y(), "")?.into(),
-                "rem" => b.build_float_rem(x, y(), "")?.into(),
-                "min" => call(if propagate_nan { "llvm.minimum" } else { "llvm.minnum" }, a)?,
-                "max" => call(if propagate_nan { "llvm.maximum" } else { "llvm.maxnum" }, a)?,
-                "clamp" => {
+            return Ok(match opcode {
+                Opcode::Add => b.build_float_add(x, y(), "")?.into(),
+                Opcode::Sub => b.build_float_sub(x, y(), "")?.into(),
+                Opcode::Mul => b.build_float_mul(x, y(), "")?.into(),
+                Opcode::Div if kind == ScalarKind::F32 => self.target.fast_div_f32(self.llvm, a[0], a[1])?,
+                Opcode::Div | Opcode::DivRn => b.build_float_div(x, y(), "")?.into(),
+                Opcode::Rem => b.build_float_rem(x, y(), "")?.into(),
+                Opcode::Min => call(if propagate_nan { "llvm.minimum" } else { "llvm.minnum" }, a)?,
+                Opcode::Max => call(if propagate_nan { "llvm.maximum" } else { "llvm.maxnum" }, a)?,
+                Opcode::Clamp => {
                     let (lo, hi) = if propagate_nan { ("llvm.maximum", "llvm.minimum") } else { ("llvm.maxnum", "llvm.minnum") };
                     let t = call(lo, &a[..2])?;
                     call(hi, &[t, a[2]])?
                 }
-                "cmp" => {
+                Opcode::Cmp => {
                     let pred = match attrs.get("pred").and_then(Attr::as_str) {
                         Some("eq") => FloatPredicate::OEQ,
                         Some("ne") => FloatPredicate::UNE,
@@ -82,31 +82,31 @@ impl<'a, 'c> Lowering<'a, 'c> {
                     };
                     b.build_float_compare(pred, x, y(), "")?.into()
                 }
-                "neg" => b.build_float_neg(x, "")?.into(),
-                "abs" => call("llvm.fabs", a)?,
-                "floor" => call("llvm.floor", a)?,
-                "ceil" => call("llvm.ceil", a)?,
-                "sqrt_rn" => call("llvm.sqrt", a)?,
-                "fma" => call("llvm.fma", a)?,
-                _ => return Err(self.unsupported(op, format!("`{name}` on {}", kind.name()))),
+                Opcode::Neg => b.build_float_neg(x, "")?.into(),
+                Opcode::Abs => call("llvm.fabs", a)?,
+                Opcode::Floor => call("llvm.floor", a)?,
+                Opcode::Ceil => call("llvm.ceil", a)?,
+                Opcode::SqrtRn => call("llvm.sqrt", a)?,
+                Opcode::Fma => call("llvm.fma", a)?,
+                _ => return Err(self.unsupported(op, format!("`{opcode}` on {}", kind.name()))),
             });
         }
         let signed = kind.is_signed();
         let (x, y) = (a[0].into_int_value(), a.get(1).map(|v| v.into_int_value()));
         let y = || y.expect("binary op has two operands (IR verified)");
-        Ok(match name {
-            "add" => b.build_int_add(x, y(), "")?.into(),
-            "sub" => b.build_int_sub(x, y(), "")?.into(),
-            "mul" => b.build_int_mul(x, y(), "")?.into(),
-            "div" | "rem" => self.int_div_rem(name == "div", signed, x, y())?.into(),
-            "and" => b.build_and(x, y(), "")?.into(),
-            "or" => b.build_or(x, y(), "")?.into(),
-            "xor" => b.build_xor(x, y(), "")?.into(),
-            "shl" | "shr" => self.int_shift(name == "shl", signed, x, y())?.into(),
-            "min" => call(if signed { "llvm.smin" } else { "llvm.umin" }, a)?,
-            "max" => call(if signed { "llvm.smax" } else { "llvm.umax" }, a)?,
-            "clamp" => return Err(self.unsupported(op, "clamp on integers")),
-            "umulhi" => {
+        Ok(match opcode {
+            Opcode::Add => b.build_int_add(x, y(), "")?.into(),
+            Opcode::Sub => b.build_int_sub(x, y(), "")?.into(),
+            Opcode::Mul => b.build_int_mul(x, y(), "")?.into(),
+            Opcode::Div | Opcode::Rem => self.int_div_rem(opcode == Opcode::Div, signed, x, y())?.into(),
+            Opcode::And => b.build_and(x, y(), "")?.into(),
+            Opcode::Or => b.build_or(x, y(), "")?.into(),
+            Opcode::Xor => b.build_xor(x, y(), "")?.into(),
+            Opcode::Shl | Opcode::Shr => self.int_shift(opcode == Opcode::Shl, signed, x, y())?.into(),
+            Opcode::Min => call(if signed { "llvm.smin" } else { "llvm.umin" }, a)?,
+            Opcode::Max => call(if signed { "llvm.smax" } else { "llvm.umax" }, a)?,
+            Opcode::Clamp => return Err(self.unsupported(op, "clamp on integers")),
+            Opcode::Umulhi => {
                 let bits = x.get_type().get_bit_width();
                 let wide = self.llvm.context.custom_width_int_type(bits * 2);
                 // the high half of the *unsigned* product, whatever the type's
@@ -115,7 +115,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 let hi = b.build_right_shift(p, wide.const_int(bits as u64, false), false, "")?;
                 b.build_int_truncate(hi, x.get_type(), "")?.into()
             }
-            "cmp" => {
+            Opcode::Cmp => {
                 let pred = match (attrs.get("pred").and_then(Attr::as_str), signed) {
                     (Some("eq"), _) => IntPredicate::EQ,
                     (Some("ne"), _) => IntPredicate::NE,
@@ -131,11 +131,11 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 };
                 b.build_int_compare(pred, x, y(), "")?.into()
             }
-            "neg" => b.build_int_neg(x, "")?.into(),
-            "not" => b.build_not(x, "")?.into(),
-            "abs" if signed => call("llvm.abs", &[a[0], self.llvm.context.bool_type().const_zero().into()])?,
-            "abs" => a[0],
-            _ => return Err(self.unsupported(op, format!("`{name}` on {}", kind.name()))),
+            Opcode::Neg => b.build_int_neg(x, "")?.into(),
+            Opcode::Not => b.build_not(x, "")?.into(),
+            Opcode::Abs if signed => call("llvm.abs", &[a[0], self.llvm.context.bool_type().const_zero().into()])?,
+            Opcode::Abs => a[0],
+            _ => return Err(self.unsupported(op, format!("`{opcode}` on {}", kind.name()))),
         })
     }
 

@@ -9,7 +9,7 @@
 use inkwell::module::Linkage;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
-use tritium_ir::{Attr, Op, ScalarKind, Value};
+use tritium_ir::{Attr, Op, Opcode, ScalarKind, Value};
 
 use super::{Lowering, Regs};
 use crate::error::{CodegenError, Result};
@@ -20,7 +20,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
     fn atomic_access(&self, op: Op, kind: ScalarKind) -> Result<AtomicAccess> {
         let data = self.op(op);
         let attr = |k: &str| data.attrs.get(k).and_then(Attr::as_str);
-        let atomic_op = if data.opcode.name() == "atomic_cas" {
+        let atomic_op = if data.opcode == Opcode::AtomicCas {
             AtomicOp::Cas
         } else {
             match attr("kind") {
@@ -80,7 +80,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
     pub(super) fn lower_atomic(&mut self, op: Op) -> Result<()> {
         let data = self.op(op);
         let ptr = data.operands[0];
-        let (value_operands, mask) = if data.opcode.name() == "atomic_cas" {
+        let (value_operands, mask) = if data.opcode == Opcode::AtomicCas {
             (vec![data.operands[1], data.operands[2]], None)
         } else {
             (vec![data.operands[1]], data.operands.get(2).copied())

@@ -4,7 +4,7 @@
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValueEnum;
 use inkwell::{FloatPredicate, IntPredicate};
-use tritium_ir::{Attr, Op, ScalarKind};
+use tritium_ir::{Attr, Op, Opcode, ScalarKind};
 
 use super::fp8::fp8_format;
 use super::Lowering;
@@ -20,11 +20,11 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let regs = self.regs(src)?.clone();
         let mut out = Vec::with_capacity(regs.len());
         for v in regs {
-            out.push(match data.opcode.name() {
-                "bitcast" if to.is_pointer_type() => v,
-                "bitcast" => b.build_bit_cast(v, to, "")?,
-                "ptr_to_int" => b.build_ptr_to_int(v.into_pointer_value(), to.into_int_type(), "")?.into(),
-                "int_to_ptr" => b.build_int_to_ptr(v.into_int_value(), to.into_pointer_type(), "")?.into(),
+            out.push(match data.opcode {
+                Opcode::Bitcast if to.is_pointer_type() => v,
+                Opcode::Bitcast => b.build_bit_cast(v, to, "")?,
+                Opcode::PtrToInt => b.build_ptr_to_int(v.into_pointer_value(), to.into_int_type(), "")?.into(),
+                Opcode::IntToPtr => b.build_int_to_ptr(v.into_int_value(), to.into_pointer_type(), "")?.into(),
                 _ => self.cast_value(op, v, self.kind(src), self.kind(dst), to)?,
             });
         }

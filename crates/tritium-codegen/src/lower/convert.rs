@@ -14,7 +14,7 @@ use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 use tritium_analysis::{Access, BufferKind, BufferRequest};
-use tritium_ir::{Function, Op, ScalarKind, Type, Value};
+use tritium_ir::{Function, Op, Opcode, ScalarKind, Type, Value};
 
 use super::barriers::BarrierTrace;
 use super::{Lowering, Regs};
@@ -43,7 +43,7 @@ impl<'c> SmemState<'c> {
         for (_, block) in func.blocks.iter() {
             if let Some(&last) = block.ops.last() {
                 let d = &func.ops[last];
-                if matches!(d.opcode.name(), "yield" | "condition" | "return") {
+                if matches!(d.opcode, Opcode::Yield | Opcode::Condition | Opcode::Return) {
                     term_uses.extend(d.operands.iter().copied());
                 }
             }
@@ -59,22 +59,6 @@ impl<'c> SmemState<'c> {
 }
 
 impl<'a, 'c> Lowering<'a, 'c> {
-    /// Dispatch of the ops this family owns; false when `op` is not one.
-    pub(super) fn lower_layout_op(&mut self, op: Op) -> Result<bool> {
-        if self.lower_in_operand_layout(op)? {
-            return Ok(true);
-        }
-        match self.op(op).opcode.name() {
-            "arange" => self.lower_arange(op)?,
-            "broadcast" => self.lower_broadcast(op)?,
-            "expand_dims" => self.lower_expand_dims(op)?,
-            "reshape" | "permute" | "join" | "split" | "cat" => self.lower_gather_op(op)?,
-            "reduce" => self.lower_reduce(op)?,
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-
     /// Converts native-layout operands of `op` to canonical registers.
     pub(super) fn prepare_operands(&mut self, op: Op) -> Result<()> {
         for v in self.op(op).operands.clone() {

@@ -6,7 +6,7 @@
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValueEnum;
 use inkwell::IntPredicate;
-use tritium_ir::{Attr, Function, Module, Op, Region, ScalarKind, Value};
+use tritium_ir::{Attr, Function, Module, Op, Opcode, Region, ScalarKind, Value};
 
 use super::Lowering;
 use tritium_analysis::axis_info::pow2_floor;
@@ -251,9 +251,9 @@ fn widest_in(module: &Module, func: &Function, facts: &FuncAxisInfo, max_bytes: 
         for &r in &data.regions {
             widest_in(module, func, facts, max_bytes, r, widest);
         }
-        let mask = match data.opcode.name() {
-            "load" => data.operands.get(1).copied(),
-            "store" => data.operands.get(2).copied(),
+        let mask = match data.opcode {
+            Opcode::Load => data.operands.get(1).copied(),
+            Opcode::Store => data.operands.get(2).copied(),
             _ => continue,
         };
         let Some(&ptr) = data.operands.first() else { continue };

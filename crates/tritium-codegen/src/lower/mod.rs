@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::AddressSpace;
-use tritium_ir::{Func, Function, Module, Op, OpData, ScalarKind, Type, TypeData, Value};
+use tritium_ir::{Func, Function, Module, Op, OpData, Opcode, ScalarKind, Type, TypeData, Value};
 
 use crate::error::{CodegenError, Result};
 use crate::layout::BlockedLayout;
@@ -155,44 +155,64 @@ impl<'a, 'c> Lowering<'a, 'c> {
         self.llvm.context.i32_type().const_int(v, false)
     }
 
+    /// The one dispatch from op to lowering: exhaustive, so an op added to
+    /// the table without a lowering (or an explicit `Unsupported`) does not compile.
     fn lower_op(&mut self, op: Op) -> Result<()> {
-        if self.lower_layout_op(op)? {
+        // an elementwise op or access with an operand held only in another
+        // layout may run in that layout (remat.rs)
+        if self.lower_in_operand_layout(op)? {
             return Ok(());
         }
-        // scan keeps its operand's layout (native or not), so it skips prepare_operands
-        if self.op(op).opcode.name() == "scan" {
-            return self.lower_scan(op);
-        }
-        // a call converts its operands to the callee's layouts itself
-        if self.op(op).opcode.name() == "call" {
-            return self.lower_call(op);
-        }
-        self.prepare_operands(op)?;
-        let data = self.op(op);
-        if !data.regions.is_empty() && !matches!(data.opcode.name(), "for" | "if" | "while") {
-            return Err(self.unsupported(op, "ops with regions (control flow, reductions, scans) are not lowered yet"));
-        }
-        match data.opcode.name() {
-            "const" | "splat" | "program_id" | "num_programs" | "addptr" | "multiple_of" | "max_contiguous"
-            | "max_constancy" => self.lower_tensor_op(op),
-            "add" | "sub" | "mul" | "div" | "div_rn" | "rem" | "and" | "or" | "xor" | "shl" | "shr" | "min" | "max"
-            | "umulhi" | "cmp" | "neg" | "not" | "abs" | "floor" | "ceil" | "sqrt_rn" | "fma" | "select" | "clamp" => {
-                self.lower_arith(op)
+        let canonical = Self::in_canonical_layout;
+        match self.op(op).opcode {
+            // these read their operands in whatever layout they are held
+            Opcode::Arange => self.lower_arange(op),
+            Opcode::Broadcast => self.lower_broadcast(op),
+            Opcode::ExpandDims => self.lower_expand_dims(op),
+            Opcode::Reshape | Opcode::Permute | Opcode::Join | Opcode::Split | Opcode::Cat => {
+                self.lower_gather_op(op)
             }
-            "exp" | "exp2" | "log" | "log2" | "sqrt" | "rsqrt" | "sin" | "cos" | "erf" => self.lower_math(op),
-            "cast" | "bitcast" | "ptr_to_int" | "int_to_ptr" => self.lower_cast(op),
-            "for" => self.lower_for(op),
-            "if" => self.lower_if(op),
-            "while" => self.lower_while(op),
-            "load" => self.lower_load(op),
-            "store" => self.lower_store(op),
-            "barrier" => self.smem_fixed_barrier(),
-            "atomic_rmw" | "atomic_cas" => self.lower_atomic(op),
-            "print" => self.lower_print(op),
-            "assert" => self.lower_assert(op),
-            "inline_asm" => self.lower_inline_asm(op),
-            "return" => self.lower_return(op),
-            name => Err(self.unsupported(op, format!("no lowering for `{name}` yet"))),
+            Opcode::Reduce => self.lower_reduce(op),
+            Opcode::Scan => self.lower_scan(op),
+            // a call converts its operands to the callee's layouts itself
+            Opcode::Call => self.lower_call(op),
+            // the rest read canonical registers
+            Opcode::Const | Opcode::Splat | Opcode::ProgramId | Opcode::NumPrograms | Opcode::Addptr
+            | Opcode::MultipleOf | Opcode::MaxContiguous | Opcode::MaxConstancy => {
+                canonical(self, op, Self::lower_tensor_op)
+            }
+            Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Div | Opcode::DivRn | Opcode::Rem | Opcode::And
+            | Opcode::Or | Opcode::Xor | Opcode::Shl | Opcode::Shr | Opcode::Min | Opcode::Max | Opcode::Umulhi
+            | Opcode::Cmp | Opcode::Neg | Opcode::Not | Opcode::Abs | Opcode::Floor | Opcode::Ceil | Opcode::SqrtRn
+            | Opcode::Fma | Opcode::Select | Opcode::Clamp => canonical(self, op, Self::lower_arith),
+            Opcode::Exp | Opcode::Exp2 | Opcode::Log | Opcode::Log2 | Opcode::Sqrt | Opcode::Rsqrt | Opcode::Sin
+            | Opcode::Cos | Opcode::Erf => canonical(self, op, Self::lower_math),
+            Opcode::Cast | Opcode::Bitcast | Opcode::PtrToInt | Opcode::IntToPtr => {
+                canonical(self, op, Self::lower_cast)
+            }
+            Opcode::For => canonical(self, op, Self::lower_for),
+            Opcode::If => canonical(self, op, Self::lower_if),
+            Opcode::While => canonical(self, op, Self::lower_while),
+            Opcode::Load => canonical(self, op, Self::lower_load),
+            Opcode::Store => canonical(self, op, Self::lower_store),
+            Opcode::AtomicRmw | Opcode::AtomicCas => canonical(self, op, Self::lower_atomic),
+            Opcode::Print => canonical(self, op, Self::lower_print),
+            Opcode::Assert => canonical(self, op, Self::lower_assert),
+            Opcode::InlineAsm => canonical(self, op, Self::lower_inline_asm),
+            Opcode::Return => canonical(self, op, Self::lower_return),
+            Opcode::Barrier => self.smem_fixed_barrier(),
+            Opcode::Dot => Err(self.unsupported(op, "tensor-core lowering of `dot` is not implemented yet")),
+            // lowered with the op that owns their region (control.rs, reduce.rs)
+            Opcode::Yield | Opcode::Condition => {
+                Err(CodegenError::Internal(format!("`{}` lowered outside its region's op", self.op(op).opcode)))
+            }
         }
+    }
+
+    /// Lowers `op` with `lower` once its operands held in another layout
+    /// are converted to their canonical registers.
+    fn in_canonical_layout(&mut self, op: Op, lower: fn(&mut Self, Op) -> Result<()>) -> Result<()> {
+        self.prepare_operands(op)?;
+        lower(self, op)
     }
 }

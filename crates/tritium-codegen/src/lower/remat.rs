@@ -11,7 +11,7 @@
 //!
 //! Both lower the op through its usual lowering with the operands'
 //! registers swapped for their copies in the chosen layout.
-use tritium_ir::{Op, Value};
+use tritium_ir::{Op, Opcode, Value};
 
 use super::{Lowering, Regs};
 use crate::error::Result;
@@ -22,18 +22,25 @@ use crate::layout::BlockedLayout;
 const MAX_DEPTH: u32 = 12;
 
 /// Elementwise ops lowered register by register that remat may re-run.
-fn elementwise(name: &str) -> bool {
+fn elementwise(opcode: Opcode) -> bool {
     matches!(
-        name,
-        "add" | "sub" | "mul" | "div" | "rem" | "and" | "or" | "xor" | "shl" | "shr" | "min" | "max" | "cmp" | "neg"
-            | "not" | "abs" | "select" | "cast" | "bitcast" | "ptr_to_int" | "int_to_ptr" | "addptr" | "multiple_of"
-            | "max_contiguous" | "max_constancy" | "umulhi" | "clamp" | "fma" | "floor" | "ceil" | "div_rn" | "sqrt_rn"
+        opcode,
+        Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Div | Opcode::Rem | Opcode::And | Opcode::Or | Opcode::Xor
+        | Opcode::Shl | Opcode::Shr | Opcode::Min | Opcode::Max | Opcode::Cmp | Opcode::Neg | Opcode::Not
+        | Opcode::Abs | Opcode::Select | Opcode::Cast | Opcode::Bitcast | Opcode::PtrToInt | Opcode::IntToPtr
+        | Opcode::Addptr | Opcode::MultipleOf | Opcode::MaxContiguous | Opcode::MaxConstancy | Opcode::Umulhi
+        | Opcode::Clamp | Opcode::Fma | Opcode::Floor | Opcode::Ceil | Opcode::DivRn | Opcode::SqrtRn
     )
 }
 
 /// Ops that may run in an operand's non-canonical layout.
-fn layout_agnostic(name: &str) -> bool {
-    elementwise(name) || matches!(name, "exp" | "exp2" | "log" | "log2" | "sqrt" | "rsqrt" | "sin" | "cos" | "erf" | "load" | "store")
+fn layout_agnostic(opcode: Opcode) -> bool {
+    elementwise(opcode)
+        || matches!(
+            opcode,
+            Opcode::Exp | Opcode::Exp2 | Opcode::Log | Opcode::Log2 | Opcode::Sqrt | Opcode::Rsqrt | Opcode::Sin
+            | Opcode::Cos | Opcode::Erf | Opcode::Load | Opcode::Store
+        )
 }
 
 impl<'a, 'c> Lowering<'a, 'c> {
@@ -51,9 +58,9 @@ impl<'a, 'c> Lowering<'a, 'c> {
         if data.results.len() != 1 || !data.regions.is_empty() {
             return false;
         }
-        match data.opcode.name() {
-            "arange" | "const" | "splat" => true,
-            name if elementwise(name) => data.operands.iter().all(|&o| !self.is_tensor(o) || self.cheap(o, depth + 1)),
+        match data.opcode {
+            Opcode::Arange | Opcode::Const | Opcode::Splat => true,
+            o if elementwise(o) => data.operands.iter().all(|&o| !self.is_tensor(o) || self.cheap(o, depth + 1)),
             _ => false,
         }
     }
@@ -82,10 +89,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
             return Err(self.unsupported(op, "rematerializing a block argument"));
         };
         let n = dst.elems_per_thread() as usize;
-        match self.op(def).opcode.name() {
-            "arange" => self.arange_in(def, dst),
+        match self.op(def).opcode {
+            Opcode::Arange => self.arange_in(def, dst),
             // uniform: any copy's first register is the scalar
-            "const" | "splat" => {
+            Opcode::Const | Opcode::Splat => {
                 let (_, regs) = self.native_of(op, v)?;
                 Ok(vec![regs[0]; n])
             }
@@ -151,7 +158,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
     /// too or is cheap. Returns false (nothing done) otherwise.
     pub(super) fn lower_in_operand_layout(&mut self, op: Op) -> Result<bool> {
         let data = self.op(op);
-        if !layout_agnostic(data.opcode.name()) || data.results.len() > 1 || !self.smem.foreign.is_empty() {
+        if !layout_agnostic(data.opcode) || data.results.len() > 1 || !self.smem.foreign.is_empty() {
             return Ok(false);
         }
         // an operand with no canonical registers picks the layout

@@ -5,7 +5,7 @@
 //! memory (`convert::gather`): sources written row-major, results read back
 //! from the flat index their coordinates map to.
 use inkwell::values::IntValue;
-use tritium_ir::{Attr, Op};
+use tritium_ir::{Attr, Op, Opcode};
 
 use super::{Lowering, Regs};
 use crate::error::Result;
@@ -66,7 +66,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
 
     pub(super) fn lower_gather_op(&mut self, op: Op) -> Result<()> {
         let data = self.op(op);
-        let name = data.opcode.name();
+        let opcode = data.opcode;
         let operands = data.operands.clone();
         let srcs: Vec<(BlockedLayout, Regs<'c>)> = operands.iter().map(|&v| self.native_of(op, v)).collect::<Result<_>>()?;
         let dsts: Vec<BlockedLayout> = (0..data.results.len()).map(|i| self.result_layout(op, i)).collect::<Result<_>>()?;
@@ -74,10 +74,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let src_shape = srcs[0].0.shape.clone();
         let src_numel = srcs[0].0.numel;
         let res_shape = dsts[0].shape.clone();
-        let regs = match name {
+        let regs = match opcode {
             // same flat order; cat's two row-major sources concatenate to the result's
-            "reshape" | "cat" => self.gather(op, &srcs, storage, &dsts, |lw, _, c| lw.linear(c, &res_shape))?,
-            "permute" => {
+            Opcode::Reshape | Opcode::Cat => self.gather(op, &srcs, storage, &dsts, |lw, _, c| lw.linear(c, &res_shape))?,
+            Opcode::Permute => {
                 let order = data.attrs.get("order").and_then(Attr::as_int_array).map(<[i64]>::to_vec).unwrap_or_default();
                 if order.len() != src_shape.len() {
                     return Err(self.unsupported(op, "permute order does not match the rank"));
@@ -90,7 +90,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
                     lw.linear(&s, &src_shape)
                 })?
             }
-            "join" => self.gather(op, &srcs, storage, &dsts, |lw, _, c| {
+            Opcode::Join => self.gather(op, &srcs, storage, &dsts, |lw, _, c| {
                 let (inner, k) = c.split_at(c.len() - 1);
                 let b = &lw.llvm.builder;
                 let within = lw.linear(inner, &src_shape)?;

@@ -3,7 +3,7 @@
 //! their facts feed tritium-analysis' AxisInfo).
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValueEnum;
-use tritium_ir::{Attr, Op};
+use tritium_ir::{Attr, Op, Opcode};
 
 use super::{Lowering, Regs};
 use crate::error::Result;
@@ -14,8 +14,8 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let data = self.op(op);
         let res_ty = self.ty(data.results[0]);
         let n = self.reg_count(res_ty);
-        let regs: Regs<'c> = match data.opcode.name() {
-            "const" => {
+        let regs: Regs<'c> = match data.opcode {
+            Opcode::Const => {
                 let elem = self.elem_type(op, res_ty)?;
                 // bf16 and fp8 live as their bits: the value is rounded here
                 let kind = self.kind(data.results[0]);
@@ -40,18 +40,18 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 };
                 vec![v; n]
             }
-            "splat" => vec![self.regs(data.operands[0])?[0]; n],
-            "program_id" | "num_programs" => {
+            Opcode::Splat => vec![self.regs(data.operands[0])?[0]; n],
+            Opcode::ProgramId | Opcode::NumPrograms => {
                 let axis = data.attrs.get("axis").and_then(Attr::as_int).and_then(Axis::from_index);
                 let axis = axis.ok_or_else(|| self.unsupported(op, "axis must be 0, 1 or 2"))?;
-                let v = if data.opcode.name() == "program_id" {
+                let v = if data.opcode == Opcode::ProgramId {
                     self.target.block_id(self.llvm, axis)?
                 } else {
                     self.target.num_blocks(self.llvm, axis)?
                 };
                 vec![v.into()]
             }
-            "addptr" => self.addptr(op)?,
+            Opcode::Addptr => self.addptr(op)?,
             // multiple_of, max_contiguous, max_constancy
             _ => self.regs(data.operands[0])?.clone(),
         };

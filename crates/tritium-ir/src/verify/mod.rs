@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use crate::entities::{Op, Region, Type, Value};
 use crate::error::VerifyError;
 use crate::module::{Function, LocData, Module};
-use crate::ops::Results;
+use crate::ops::{Opcode, Results};
 use crate::types::MAX_TENSOR_NUMEL;
 
 pub fn verify(m: &Module) -> Result<(), VerifyError> {
@@ -27,24 +27,6 @@ pub fn verify(m: &Module) -> Result<(), VerifyError> {
 
 fn func_err(f: &Function, msg: String) -> VerifyError {
     VerifyError { func: f.name.clone(), op: None, loc: LocData::default(), msg }
-}
-
-/// Which terminator a block must end in.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Term {
-    Return,
-    Yield,
-    Condition,
-}
-
-impl Term {
-    fn name(self) -> &'static str {
-        match self {
-            Term::Return => "return",
-            Term::Yield => "yield",
-            Term::Condition => "condition",
-        }
-    }
 }
 
 pub(crate) struct Checker<'a> {
@@ -97,10 +79,11 @@ impl<'a> Checker<'a> {
         for &t in f.arg_types().iter().chain(&f.results) {
             self.check_type(t).map_err(|e| func_err(f, e))?;
         }
-        self.region(f.body, Term::Return, None)
+        self.region(f.body, Opcode::Return, None)
     }
 
-    fn region(&mut self, r: Region, term: Term, parent: Option<Op>) -> Result<(), VerifyError> {
+    /// `term`: the terminator the region's block must end in.
+    fn region(&mut self, r: Region, term: Opcode, parent: Option<Op>) -> Result<(), VerifyError> {
         let f = self.f;
         let block = f.regions[r].block;
         let b = &f.blocks[block];
@@ -126,15 +109,15 @@ impl<'a> Checker<'a> {
                 if !last {
                     return Err(self.err(op, "terminator must be the last op of its block"));
                 }
-                if info.name != term.name() {
-                    return Err(self.err(op, format!("this block must end in '{}', not '{}'", term.name(), info.name)));
+                if od.opcode != term {
+                    return Err(self.err(op, format!("this block must end in '{term}', not '{}'", info.name)));
                 }
             } else if last {
-                return Err(self.err(op, format!("block must end in '{}'", term.name())));
+                return Err(self.err(op, format!("block must end in '{term}'")));
             }
             self.generic(op)?;
             self.op_rules(op, parent)?;
-            let kinds = region_terms(info.name);
+            let kinds = region_terms(od.opcode);
             for (&r, &t) in od.regions.iter().zip(kinds) {
                 self.region(r, t, Some(op))?;
             }
@@ -144,7 +127,7 @@ impl<'a> Checker<'a> {
             }
         }
         if b.ops.is_empty() {
-            let msg = format!("empty block: must end in '{}'", term.name());
+            let msg = format!("empty block: must end in '{term}'");
             return Err(match parent {
                 Some(p) => self.err(p, format!("region {msg}")),
                 None => func_err(f, msg),
@@ -208,10 +191,12 @@ impl<'a> Checker<'a> {
     }
 }
 
-fn region_terms(name: &str) -> &'static [Term] {
-    match name {
-        "while" => &[Term::Condition, Term::Yield],
-        _ => &[Term::Yield, Term::Yield],
+/// The terminator each region of an op ends in: `while`'s before-region in
+/// `condition`, every other region (`for`, `if`, `reduce`, `scan`) in `yield`.
+fn region_terms(opcode: Opcode) -> &'static [Opcode] {
+    match opcode {
+        Opcode::While => &[Opcode::Condition, Opcode::Yield],
+        _ => &[Opcode::Yield, Opcode::Yield],
     }
 }
 

@@ -4,6 +4,7 @@
 use crate::attrs::Attr;
 use crate::entities::{Op, Region, Type};
 use crate::error::VerifyError;
+use crate::ops::Opcode;
 use crate::types::{ScalarKind, TypeData};
 
 use super::Checker;
@@ -44,13 +45,13 @@ impl Checker<'_> {
     }
 
     fn rule(&self, op: Op, parent: Option<Op>) -> Rule {
-        let name = self.f.ops[op].opcode.name();
+        let opcode = self.f.ops[op].opcode;
         let ops = self.operand_types(op);
         let res = self.result_types(op);
         let types = &self.m.types;
-        match name {
-            "const" => self.constant(op, res[0]),
-            "splat" => {
+        match opcode {
+            Opcode::Const => self.constant(op, res[0]),
+            Opcode::Splat => {
                 if types.is_tensor(ops[0]) {
                     return Err(format!("operand must be a scalar, got {}", self.show(ops[0])));
                 }
@@ -59,7 +60,7 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            "arange" => {
+            Opcode::Arange => {
                 let start = self.attr(op, "start").and_then(Attr::as_int).unwrap_or(0);
                 let end = self.attr(op, "end").and_then(Attr::as_int).unwrap_or(0);
                 let n = end.checked_sub(start).filter(|&n| n > 0 && (n as u64).is_power_of_two());
@@ -71,21 +72,27 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            "program_id" | "num_programs" => {
+            Opcode::ProgramId | Opcode::NumPrograms => {
                 let axis = self.attr(op, "axis").and_then(Attr::as_int).unwrap_or(-1);
                 if !(0..=2).contains(&axis) {
                     return Err(format!("axis must be 0, 1 or 2, got {axis}"));
                 }
                 self.expect_scalar(res[0], ScalarKind::I32, "result")
             }
-            "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" => self.elementwise(&ops, &res, Class::Numeric),
-            "div_rn" => self.elementwise(&ops, &res, Class::Float),
-            "and" | "or" | "xor" | "shl" | "shr" | "umulhi" => self.elementwise(&ops, &res, Class::Int),
-            "neg" | "abs" => self.elementwise(&ops, &res, Class::Numeric),
-            "not" => self.elementwise(&ops, &res, Class::Int),
-            "exp" | "exp2" | "log" | "log2" | "sqrt" | "sqrt_rn" | "rsqrt" | "sin" | "cos" | "floor" | "ceil"
-            | "erf" | "fma" | "clamp" => self.elementwise(&ops, &res, Class::Float),
-            "cmp" => {
+            Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Div | Opcode::Rem | Opcode::Min | Opcode::Max => {
+                self.elementwise(&ops, &res, Class::Numeric)
+            }
+            Opcode::DivRn => self.elementwise(&ops, &res, Class::Float),
+            Opcode::And | Opcode::Or | Opcode::Xor | Opcode::Shl | Opcode::Shr | Opcode::Umulhi => {
+                self.elementwise(&ops, &res, Class::Int)
+            }
+            Opcode::Neg | Opcode::Abs => self.elementwise(&ops, &res, Class::Numeric),
+            Opcode::Not => self.elementwise(&ops, &res, Class::Int),
+            Opcode::Exp | Opcode::Exp2 | Opcode::Log | Opcode::Log2 | Opcode::Sqrt | Opcode::SqrtRn | Opcode::Rsqrt
+            | Opcode::Sin | Opcode::Cos | Opcode::Floor | Opcode::Ceil | Opcode::Erf | Opcode::Fma | Opcode::Clamp => {
+                self.elementwise(&ops, &res, Class::Float)
+            }
+            Opcode::Cmp => {
                 self.same_operands(&ops)?;
                 self.one_of(op, "pred", &["eq", "ne", "lt", "le", "gt", "ge"])?;
                 if !self.is_i1_like(res[0], ops[0]) {
@@ -93,7 +100,7 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            "select" => {
+            Opcode::Select => {
                 if !self.is_i1_like(ops[0], ops[1]) {
                     return Err(format!(
                         "condition must be i1 shaped like {}, got {}",
@@ -104,7 +111,7 @@ impl Checker<'_> {
                 self.same_operands(&ops[1..])?;
                 self.result_is(res[0], ops[1])
             }
-            "cast" => {
+            Opcode::Cast => {
                 if !types.same_shape(ops[0], res[0]) {
                     return Err(format!("cast changes shape: {} to {}", self.show(ops[0]), self.show(res[0])));
                 }
@@ -113,7 +120,7 @@ impl Checker<'_> {
                 }
                 self.one_of(op, "rounding", &["rtne", "rtz"])
             }
-            "bitcast" => {
+            Opcode::Bitcast => {
                 if !types.same_shape(ops[0], res[0]) {
                     return Err(format!("bitcast changes shape: {} to {}", self.show(ops[0]), self.show(res[0])));
                 }
@@ -127,13 +134,13 @@ impl Checker<'_> {
                     _ => Ok(()),
                 }
             }
-            "ptr_to_int" => {
+            Opcode::PtrToInt => {
                 if types.pointee(ops[0]).is_none() {
                     return Err(format!("operand must be a pointer, got {}", self.show(ops[0])));
                 }
                 self.expect_shaped(res[0], ops[0], ScalarKind::I64)
             }
-            "int_to_ptr" => {
+            Opcode::IntToPtr => {
                 if self.kind(ops[0]) != Some(ScalarKind::I64) {
                     return Err(format!("operand must be i64, got {}", self.show(ops[0])));
                 }
@@ -142,7 +149,7 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            "addptr" => {
+            Opcode::Addptr => {
                 if types.pointee(ops[0]).is_none() {
                     return Err(format!("first operand must be a pointer, got {}", self.show(ops[0])));
                 }
@@ -155,7 +162,7 @@ impl Checker<'_> {
                 }
                 self.result_is(res[0], ops[0])
             }
-            "load" => {
+            Opcode::Load => {
                 let value = self.pointee_shaped(ops[0])?;
                 self.mask(&ops, 1)?;
                 if ops.len() == 3 && ops[2] != value {
@@ -163,14 +170,14 @@ impl Checker<'_> {
                 }
                 self.result_is(res[0], value)
             }
-            "store" => {
+            Opcode::Store => {
                 let value = self.pointee_shaped(ops[0])?;
                 if ops[1] != value {
                     return Err(format!("stored value must be {}, got {}", self.show(value), self.show(ops[1])));
                 }
                 self.mask(&ops, 2)
             }
-            "atomic_rmw" => {
+            Opcode::AtomicRmw => {
                 let value = self.pointee_shaped(ops[0])?;
                 if ops[1] != value {
                     return Err(format!("value must be {}, got {}", self.show(value), self.show(ops[1])));
@@ -180,7 +187,7 @@ impl Checker<'_> {
                 self.atomic_attrs(op)?;
                 self.result_is(res[0], value)
             }
-            "atomic_cas" => {
+            Opcode::AtomicCas => {
                 let value = self.pointee_shaped(ops[0])?;
                 if ops[1] != value || ops[2] != value {
                     return Err(format!("compare and value must be {}, got {}", self.show(value), self.list(&ops[1..])));
@@ -188,10 +195,11 @@ impl Checker<'_> {
                 self.atomic_attrs(op)?;
                 self.result_is(res[0], value)
             }
-            "broadcast" | "expand_dims" | "reshape" | "permute" | "join" | "split" | "cat" | "reduce" | "scan"
-            | "dot" | "multiple_of" | "max_contiguous" | "max_constancy" => self.shape_rule(op, name, &ops, &res),
-            "for" => self.for_op(op, &ops, &res),
-            "if" => {
+            Opcode::Broadcast | Opcode::ExpandDims | Opcode::Reshape | Opcode::Permute | Opcode::Join
+            | Opcode::Split | Opcode::Cat | Opcode::Reduce | Opcode::Scan | Opcode::Dot | Opcode::MultipleOf
+            | Opcode::MaxContiguous | Opcode::MaxConstancy => self.shape_rule(op, opcode, &ops, &res),
+            Opcode::For => self.for_op(op, &ops, &res),
+            Opcode::If => {
                 self.expect_scalar(ops[0], ScalarKind::I1, "condition")?;
                 let regions = self.f.ops[op].regions.clone();
                 for (i, r) in regions.into_iter().enumerate() {
@@ -201,10 +209,10 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            "while" => {
+            Opcode::While => {
                 let regions = self.f.ops[op].regions.clone();
                 self.block_args(regions[0], &ops, "before")?;
-                if let Some(cond) = self.terminator(regions[0], "condition") {
+                if let Some(cond) = self.terminator(regions[0], Opcode::Condition) {
                     // This rule runs before the region's own ops are checked,
                     // so the terminator's arity is not known to be valid yet.
                     let c = self.operand_types(cond);
@@ -225,11 +233,11 @@ impl Checker<'_> {
                 self.block_args(regions[1], &res, "after")?;
                 self.yields(regions[1], &ops, "after")
             }
-            "yield" | "condition" => match parent {
+            Opcode::Yield | Opcode::Condition => match parent {
                 Some(_) => Ok(()),
-                None => Err(format!("'{name}' outside an op's region")),
+                None => Err(format!("'{opcode}' outside an op's region")),
             },
-            "return" => {
+            Opcode::Return => {
                 if parent.is_some() {
                     return Err("'return' inside an op's region".into());
                 }
@@ -242,7 +250,7 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            "call" => {
+            Opcode::Call => {
                 let callee = self.attr(op, "callee").and_then(Attr::as_str).unwrap_or("");
                 let Some(func) = self.m.func_by_name(callee) else {
                     return Err(format!("unknown callee @{callee}"));
@@ -261,15 +269,14 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            "assert" => {
+            Opcode::Assert => {
                 if self.kind(ops[0]) != Some(ScalarKind::I1) {
                     return Err(format!("condition must be i1, got {}", self.show(ops[0])));
                 }
                 Ok(())
             }
-            "print" | "barrier" => Ok(()),
-            "inline_asm" => self.inline_asm(op, &ops, &res),
-            other => Err(format!("no verifier rule for op '{other}'")),
+            Opcode::Print | Opcode::Barrier => Ok(()),
+            Opcode::InlineAsm => self.inline_asm(op, &ops, &res),
         }
     }
 
@@ -433,15 +440,15 @@ impl Checker<'_> {
         }
         Ok(())
     }
-    /// The region's last op if it is `name` (otherwise the region walk reports it).
-    pub(super) fn terminator(&self, r: Region, name: &str) -> Option<Op> {
+    /// The region's last op if it is `opcode` (otherwise the region walk reports it).
+    pub(super) fn terminator(&self, r: Region, opcode: Opcode) -> Option<Op> {
         let last = *self.f.region_block(r).ops.last()?;
         let od = self.f.ops.get(last)?;
-        let ok = od.opcode.name() == name && od.operands.iter().all(|&v| self.f.values.contains(v));
+        let ok = od.opcode == opcode && od.operands.iter().all(|&v| self.f.values.contains(v));
         ok.then_some(last)
     }
     pub(super) fn yields(&self, r: Region, expected: &[Type], which: &str) -> Rule {
-        if let Some(y) = self.terminator(r, "yield") {
+        if let Some(y) = self.terminator(r, Opcode::Yield) {
             let got = self.operand_types(y);
             if got != expected {
                 return Err(format!("{which} region yields {} but {} is expected", self.list(&got), self.list(expected)));

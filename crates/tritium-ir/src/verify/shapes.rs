@@ -2,19 +2,20 @@
 //! reduce/scan (with their combine regions), dot, and the hint ops.
 use crate::attrs::Attr;
 use crate::entities::{Op, Type};
+use crate::ops::Opcode;
 
 use super::ops::Rule;
 use super::Checker;
 
 impl Checker<'_> {
-    pub(super) fn shape_rule(&self, op: Op, name: &str, ops: &[Type], res: &[Type]) -> Rule {
+    pub(super) fn shape_rule(&self, op: Op, opcode: Opcode, ops: &[Type], res: &[Type]) -> Rule {
         let types = &self.m.types;
         let x = ops[0];
         let (xd, rd) = (types.dims(x), types.dims(res[0]));
         let same_elem = types.elem(x) == types.elem(res[0]);
         let int = |key: &str| self.attr(op, key).and_then(Attr::as_int).unwrap_or(0);
-        match name {
-            "broadcast" => {
+        match opcode {
+            Opcode::Broadcast => {
                 self.tensor_operand(x)?;
                 let ok = same_elem
                     && types.is_tensor(res[0])
@@ -25,7 +26,7 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            "expand_dims" => {
+            Opcode::ExpandDims => {
                 let axis = int("axis");
                 if axis < 0 || axis as usize > xd.len() {
                     return Err(format!("axis {axis} out of range for rank {}", xd.len()));
@@ -37,7 +38,7 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            "reshape" => {
+            Opcode::Reshape => {
                 self.tensor_operand(x)?;
                 let count = |d: &[u32]| d.iter().map(|&v| v as u64).product::<u64>();
                 if !same_elem || !types.is_tensor(res[0]) || count(xd) != count(rd) {
@@ -45,7 +46,7 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            "permute" => {
+            Opcode::Permute => {
                 self.tensor_operand(x)?;
                 let order = self.attr(op, "order").and_then(Attr::as_int_array).unwrap_or(&[]);
                 let mut seen = vec![false; xd.len()];
@@ -66,7 +67,7 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            "join" => {
+            Opcode::Join => {
                 if ops[0] != ops[1] {
                     return Err(format!("operand types differ: {} vs {}", self.show(ops[0]), self.show(ops[1])));
                 }
@@ -77,7 +78,7 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            "split" => {
+            Opcode::Split => {
                 self.tensor_operand(x)?;
                 if xd.last() != Some(&2) {
                     return Err(format!("last dim of {} must be 2", self.show(x)));
@@ -91,7 +92,7 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            "cat" => {
+            Opcode::Cat => {
                 self.tensor_operand(x)?;
                 if ops[0] != ops[1] {
                     return Err(format!("operand types differ: {} vs {}", self.show(ops[0]), self.show(ops[1])));
@@ -103,9 +104,9 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
-            "reduce" | "scan" => self.combine(op, name, ops, res),
-            "dot" => self.dot(ops, res),
-            _ => {
+            Opcode::Reduce | Opcode::Scan => self.combine(op, opcode, ops, res),
+            Opcode::Dot => self.dot(ops, res),
+            Opcode::MultipleOf | Opcode::MaxContiguous | Opcode::MaxConstancy => {
                 // Hints: the result is the operand, `values` has one entry per dim.
                 self.result_is(res[0], x)?;
                 let values = self.attr(op, "values").and_then(Attr::as_int_array).unwrap_or(&[]);
@@ -115,6 +116,7 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
+            other => unreachable!("verify::ops routes only shape ops here, not {other}"),
         }
     }
 
@@ -125,7 +127,7 @@ impl Checker<'_> {
         Ok(())
     }
 
-    fn combine(&self, op: Op, name: &str, ops: &[Type], res: &[Type]) -> Rule {
+    fn combine(&self, op: Op, opcode: Opcode, ops: &[Type], res: &[Type]) -> Rule {
         let types = &self.m.types;
         let dims = types.dims(ops[0]);
         for &t in ops {
@@ -142,7 +144,7 @@ impl Checker<'_> {
             return Err(format!("{} operands but {} results", ops.len(), res.len()));
         }
         for (&o, &r) in ops.iter().zip(res) {
-            let ok = if name == "scan" {
+            let ok = if opcode == Opcode::Scan {
                 o == r
             } else {
                 let mut want = dims.to_vec();
@@ -150,7 +152,7 @@ impl Checker<'_> {
                 types.elem(r) == types.elem(o) && types.dims(r) == want.as_slice() && types.is_tensor(r) != want.is_empty()
             };
             if !ok {
-                return Err(format!("{name} of {} along axis {axis} cannot give {}", self.show(o), self.show(r)));
+                return Err(format!("{opcode} of {} along axis {axis} cannot give {}", self.show(o), self.show(r)));
             }
         }
         let elems: Vec<Type> = ops.iter().map(|&t| types.elem(t)).collect();

@@ -1,7 +1,7 @@
 //! Random valid modules for property and robustness tests, built with the
 //! Builder from a seed (xorshift), so proptest shrinks over the seed.
 #![allow(dead_code)]
-use tritium_ir::{Attr, Block, Builder, Module, ScalarKind, Type, Value};
+use tritium_ir::{Attr, Block, Builder, Module, Opcode, ScalarKind, Type, Value};
 
 pub struct Rng(pub u64);
 
@@ -44,7 +44,7 @@ pub fn random_module(seed: u64) -> Module {
         let mut values: Vec<Value> = (0..arg_types.len()).map(|i| b.arg(i)).collect();
         let entry = b.entry();
         body(&mut b, &mut rng, entry, &mut values, 0);
-        b.op(entry, "return", &[], &[], &[]);
+        b.op(entry, Opcode::Return, &[], &[], &[]);
         b.finish();
     }
     m
@@ -83,53 +83,53 @@ fn body(b: &mut Builder, rng: &mut Rng, block: Block, values: &mut Vec<Value>, d
                 let k = *rng.pick(&ScalarKind::ALL);
                 let t = b.module.types.scalar(k);
                 let value = if k.is_float() { Attr::Float(f64::from_bits(rng.next())) } else { Attr::Int(rng.next() as i64) };
-                values.extend(b.op(block, "const", &[], &[t], &[("value", value)]));
+                values.extend(b.op(block, Opcode::Const, &[], &[t], &[("value", value)]));
             }
             1 if !values.is_empty() => {
                 // An add of a value with itself, when its type is numeric.
                 let v = values[rng.below(values.len() as u64) as usize];
                 let t = b.func.value_type(v);
                 if b.module.types.scalar_kind(t).is_some() {
-                    values.extend(b.op(block, "add", &[v, v], &[t], &[]));
+                    values.extend(b.op(block, Opcode::Add, &[v, v], &[t], &[]));
                 }
             }
             2 => {
                 let i32t = b.module.types.scalar(ScalarKind::I32);
-                values.extend(b.op(block, "program_id", &[], &[i32t], &[("axis", Attr::Int(rng.below(3) as i64))]));
+                values.extend(b.op(block, Opcode::ProgramId, &[], &[i32t], &[("axis", Attr::Int(rng.below(3) as i64))]));
             }
             3 => {
                 let n = 1i64 << rng.below(10);
                 let start = rng.below(1000) as i64 - 500;
                 let i32t = b.module.types.scalar(ScalarKind::I32);
                 let t = b.module.types.tensor(&[n as u32], i32t);
-                values.extend(b.op(block, "arange", &[], &[t], &[("start", Attr::Int(start)), ("end", Attr::Int(start + n))]));
+                values.extend(b.op(block, Opcode::Arange, &[], &[t], &[("start", Attr::Int(start)), ("end", Attr::Int(start + n))]));
             }
             4 => {
                 let args: Vec<Value> = (0..rng.below(3)).filter_map(|_| values.get(rng.below(values.len() as u64) as usize).copied()).collect();
                 let prefix = Attr::Str(rng.pick(STRINGS).to_string());
-                b.op(block, "print", &args, &[], &[("prefix", prefix), ("hex", Attr::Bool(rng.below(2) == 0))]);
+                b.op(block, Opcode::Print, &args, &[], &[("prefix", prefix), ("hex", Attr::Bool(rng.below(2) == 0))]);
             }
             5 if depth < 4 => {
                 let i64t = b.module.types.scalar(ScalarKind::I64);
-                let bound = b.op(block, "const", &[], &[i64t], &[("value", Attr::Int(rng.below(10) as i64))])[0];
+                let bound = b.op(block, Opcode::Const, &[], &[i64t], &[("value", Attr::Int(rng.below(10) as i64))])[0];
                 values.push(bound);
                 let carried = values[rng.below(values.len() as u64) as usize];
                 let ct = b.func.value_type(carried);
                 let (res, blocks) =
-                    b.op_with_regions(block, "for", &[bound, bound, bound, carried], &[ct], &[], &[&[i64t, ct]]);
+                    b.op_with_regions(block, Opcode::For, &[bound, bound, bound, carried], &[ct], &[], &[&[i64t, ct]]);
                 let inner = blocks[0];
                 let mut inner_values = values.clone();
                 inner_values.extend(b.block_args(inner));
                 body(b, rng, inner, &mut inner_values, depth + 1);
                 let iter = b.block_args(inner)[1];
-                b.op(inner, "yield", &[iter], &[], &[]);
+                b.op(inner, Opcode::Yield, &[iter], &[], &[]);
                 values.extend(res);
             }
             _ => {
                 // `print` with a random extra attribute: unknown keys are allowed.
                 let key = format!("k{}", rng.below(4));
                 let attrs = [("prefix", Attr::Str(String::new())), ("hex", Attr::Bool(false)), (key.as_str(), random_attr(rng))];
-                b.op(block, "print", &[], &[], &attrs);
+                b.op(block, Opcode::Print, &[], &[], &attrs);
             }
         }
     }
