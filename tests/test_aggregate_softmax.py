@@ -7,7 +7,7 @@ import pytest
 
 import tritium as triton
 import tritium.language as tl
-from ir_util import ir_text
+from ir_util import canonical_text
 from tritium.interpreter.runner import run_grid
 
 
@@ -63,7 +63,7 @@ def test_online_softmax_interpreter(rows, cols, block):
 
 
 def test_online_softmax_compiles_with_changed_fields_carried():
-    text = ir_text(online_softmax, "*fp32 *fp32 i32 i32", BLOCK=128)
+    text = canonical_text(online_softmax, "*fp32 *fp32 i32 i32", BLOCK=128)
     fors = [line for line in text.splitlines() if '"for"(' in line]
     assert len(fors) == 2
     # first loop carries m and s (the pointer and BLOCK do not change); the second carries nothing

@@ -8,6 +8,7 @@ mod cpython;
 mod interpret;
 mod key;
 mod launcher;
+mod passes;
 mod reads;
 mod runtime;
 
@@ -39,9 +40,13 @@ fn decode(data: &[u8]) -> PyResult<tritium_ir::Module> {
     tritium_ir::decode(data).map_err(|e| IRDecodeError::new_err(e.to_string()))
 }
 
+fn verify_err(e: tritium_ir::VerifyError) -> PyErr {
+    IRVerifyError::new_err(e.to_string())
+}
+
 fn verified(data: &[u8]) -> PyResult<tritium_ir::Module> {
     let m = decode(data)?;
-    tritium_ir::verify(&m).map_err(|e| IRVerifyError::new_err(e.to_string()))?;
+    tritium_ir::verify(&m).map_err(verify_err)?;
     Ok(m)
 }
 
@@ -105,7 +110,7 @@ fn to_text(data: &[u8]) -> PyResult<String> {
 fn parse_text<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyBytes>> {
     let bytes = guarded(|| {
         let m = tritium_ir::parse(text).map_err(|e| IRParseError::new_err(e.to_string()))?;
-        tritium_ir::verify(&m).map_err(|e| IRVerifyError::new_err(e.to_string()))?;
+        tritium_ir::verify(&m).map_err(verify_err)?;
         Ok(tritium_ir::encode(&m))
     })?;
     Ok(PyBytes::new(py, &bytes))
@@ -136,6 +141,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     key::register(m)?;
     interpret::register(m)?;
     launcher::register(m)?;
+    passes::register(m)?;
     runtime::register(m)?;
     Ok(())
 }

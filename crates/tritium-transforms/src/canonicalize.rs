@@ -3,9 +3,11 @@
 //! (floats have -0.0 and NaN), double negation, casts and shape ops to the
 //! same type, `select` with equal arms, `addptr` by 0. Integer arguments
 //! specialized `equal_to_1` count as the constant 1, so `i * stride` loses its
-//! multiply in the tile IR itself.
+//! multiply in the tile IR itself. Loops lose the carried slots they never
+//! change (`carried.rs`).
 use tritium_ir::{Attr, Function, Module, Op, Opcode, TypeTable, Value};
 
+use crate::carried;
 use crate::constant::{self, mask, Const};
 use crate::walk::{rewrite_module, Rewrite};
 
@@ -24,6 +26,10 @@ fn int(types: &TypeTable, f: &Function, v: Value) -> Option<u64> {
 
 fn canonicalize_op(types: &TypeTable, f: &mut Function, op: Op) -> Rewrite {
     let od = &f.ops[op];
+    if matches!(od.opcode, Opcode::For | Opcode::While) {
+        let replaced = carried::drop_invariant_slots(f, op);
+        return if replaced.is_empty() { Rewrite::Keep } else { Rewrite::Pruned(replaced) };
+    }
     if od.results.len() != 1 || !od.regions.is_empty() {
         return Rewrite::Keep;
     }

@@ -4,6 +4,7 @@
 //! produces a side table value → layout instead of rewriting types (see
 //! docs/architecture.md).
 pub mod canonicalize;
+mod carried;
 pub mod constant;
 pub mod cse;
 pub mod dce;

@@ -16,6 +16,9 @@ pub enum Rewrite {
     /// region's terminator operands become the results (`if` regions only:
     /// they have no block arguments).
     Inline(usize),
+    /// Keep the op, from which the visitor removed results or block
+    /// arguments in place; each removed value is replaced by its partner.
+    Pruned(Vec<(Value, Value)>),
 }
 
 impl Rewrite {
@@ -73,8 +76,12 @@ impl Walker<'_> {
             }
             let is_terminator = f.ops[op].opcode.info().terminator;
             let action = if is_terminator { Rewrite::Keep } else { visit(self.types, f, op) };
+            if let Rewrite::Pruned(replaced) = &action {
+                self.changed += 1;
+                self.subst.extend(replaced.iter().copied());
+            }
             match action {
-                Rewrite::Keep => {
+                Rewrite::Keep | Rewrite::Pruned(_) => {
                     for r in f.ops[op].regions.clone() {
                         self.region(f, r, visit);
                     }

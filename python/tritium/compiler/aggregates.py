@@ -250,7 +250,6 @@ class _Construct:
     keys: dict = field(default_factory=dict)       # pseudo-variable -> (object, field)
     fixed: dict = field(default_factory=dict)      # loop: pseudo-variable -> (object, field, value)
     branches: int = 0
-    heap_start: int = 0            # loop: index of the first field leaf among the carried values
     order: list = field(default_factory=list)     # loop: carried names and field keys, in carry order
     alias: dict = field(default_factory=dict)     # loop: sharing among untracked objects on entry
     names: dict = field(default_factory=dict)     # loop: id of a tracked object -> a name for messages
@@ -363,7 +362,6 @@ class AggregateMixin:
         entry = _Construct("loop", None, self._agg_tracked(_assigned_names(node.body)))
         self._agg_push(entry, "a loop")
         names, inits, specs = super()._loop_carried(node)
-        entry.heap_start = len(inits)
         for obj in entry.tracked.values():
             for f, v in field_values(obj).items():
                 key = _key(obj, f)
@@ -388,10 +386,10 @@ class AggregateMixin:
         entry = stack[-1] if stack and stack[-1].kind == "loop" else None
         if entry is None:
             return super()._bind_carried(names, specs, handles, inits)
+        # every tracked field is carried; canonicalize (Rust) drops the ones
+        # the loop leaves unchanged
         ops = self.builder.current_block().ops
         final = bool(ops) and ops[-1].results is handles
-        if final:
-            handles = _prune_invariant(ops[-1], entry.heap_start, list(handles), inits)
         super()._bind_carried(names, specs, handles, inits)
         _relink_all(self.locals, entry.order, entry.alias, entry.tracked)
         for key, (obj, f) in entry.keys.items():
@@ -423,52 +421,6 @@ def _has_ref(spec: Any) -> bool:
         return False
     kind, specs = spec
     return isinstance(kind, _Ref) or any(_has_ref(s) for _, s in specs)
-
-
-def _prune_invariant(op: Any, start: int, results: list, inits: list) -> list:
-    """Drops carried field values that every iteration passes through
-    unchanged, so only fields that change become loop-carried values.
-    Returns the values that stand for the op's original results."""
-    if op.name == "for":
-        body, cond, first_arg, first_operand = op.regions[0], None, 1, 3
-    else:
-        cond, body = op.regions
-        first_arg, first_operand = 0, 0
-    yield_op = body.ops[-1]
-    cond_op = cond.ops[-1] if cond is not None else None
-    drop = []
-    for i in range(start, len(inits)):
-        if yield_op.operands[i] is not body.args[first_arg + i]:
-            continue
-        if cond_op is not None and cond_op.operands[1 + i] is not cond.args[i]:
-            continue
-        drop.append(i)
-    if not drop:
-        return results
-    repl = {}
-    for i in drop:
-        repl[id(body.args[first_arg + i])] = inits[i].handle
-        if cond is not None:
-            repl[id(cond.args[i])] = inits[i].handle
-    for block in op.regions:
-        _replace_uses(block, repl)
-    out = [inits[i].handle if i in drop else r for i, r in enumerate(results)]
-    for i in reversed(drop):
-        del body.args[first_arg + i]
-        del yield_op.operands[i]
-        del op.operands[first_operand + i]
-        del op.results[i]
-        if cond is not None:
-            del cond.args[i]
-            del cond_op.operands[1 + i]
-    return out
-
-
-def _replace_uses(block: Any, repl: dict) -> None:
-    for op in block.ops:
-        op.operands = [repl.get(id(v), v) for v in op.operands]
-        for region in op.regions:
-            _replace_uses(region, repl)
 
 
 # -- noinline calls ------------------------------------------------------------
