@@ -17,7 +17,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-FILETESTS = ROOT / "crates" / "tritium-ir" / "tests" / "filetests"
+FILETESTS = ROOT / "crates" / "tritium-filetests" / "filetests"
 BENCH_KERNELS = ROOT / "benches" / "kernels"
 CASE_SEPARATOR = "// -----"
 # Inputs past this slow every execution tenfold (the 5,000-op bench kernel is
@@ -50,7 +50,7 @@ def repo_texts() -> list[str]:
     """Every file test case (valid and invalid: errors paths deserve mutation
     too) and every checked-in bench kernel."""
     texts = []
-    for path in sorted(FILETESTS.glob("*.tir")):
+    for path in sorted(FILETESTS.rglob("*.tir")):
         texts += [c.strip() + "\n" for c in path.read_text().split(CASE_SEPARATOR) if c.strip()]
     texts += [p.read_text() for p in sorted(BENCH_KERNELS.glob("*.tir"))]
     return [t for t in texts if len(t.encode()) <= MAX_INPUT_BYTES]

@@ -49,8 +49,8 @@ impl Rng {
 fn seed_modules(root: &Path) -> Vec<Module> {
     let mut out = Vec::new();
     let mut dirs = vec![root.join("benches/kernels")];
-    for krate in ["tritium-ir", "tritium-transforms", "tritium-analysis", "tritium-codegen"] {
-        dirs.push(root.join("crates").join(krate).join("tests/filetests"));
+    for stage_dir in ["ir", "transforms", "analysis", "codegen"] {
+        dirs.push(root.join("crates/tritium-filetests/filetests").join(stage_dir));
     }
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };

@@ -272,6 +272,55 @@ pub fn analyze(trace: &[Node], callees: &HashMap<Func, Summary>, options: Membar
     }
 }
 
+/// `trace` as text, one step a line, nested bodies indented, each candidate
+/// marked `kept` or `dropped` by `result`: the debug view of membar's
+/// decisions (`CompiledPtx::membar`, the `membar` filetest stage).
+pub fn render(trace: &[Node], result: &FuncMembar, callee_name: impl Fn(Func) -> String) -> String {
+    fn walk(nodes: &[Node], depth: usize, result: &FuncMembar, name: &dyn Fn(Func) -> String, out: &mut String) {
+        use std::fmt::Write;
+        let pad = "  ".repeat(depth);
+        for node in nodes {
+            match node {
+                Node::Access(a) => {
+                    let kind = if a.kind == AccessKind::Read { "read" } else { "write" };
+                    let _ = writeln!(out, "{pad}{kind} [{}, {})", a.lo, a.hi);
+                }
+                Node::Barrier(None) => {
+                    let _ = writeln!(out, "{pad}barrier");
+                }
+                Node::Barrier(Some(c)) => {
+                    let verdict = if !result.needed.contains(c) {
+                        "dropped"
+                    } else if result.cross_call.contains(c) {
+                        "kept (callee)"
+                    } else {
+                        "kept"
+                    };
+                    let _ = writeln!(out, "{pad}candidate {} {verdict}", c.0);
+                }
+                Node::Loop(body) => {
+                    let _ = writeln!(out, "{pad}loop {{");
+                    walk(body, depth + 1, result, name, out);
+                    let _ = writeln!(out, "{pad}}}");
+                }
+                Node::If(then, other) => {
+                    let _ = writeln!(out, "{pad}if {{");
+                    walk(then, depth + 1, result, name, out);
+                    let _ = writeln!(out, "{pad}}} else {{");
+                    walk(other, depth + 1, result, name, out);
+                    let _ = writeln!(out, "{pad}}}");
+                }
+                Node::Call { callee, base } => {
+                    let _ = writeln!(out, "{pad}call @{} base={base}", name(*callee));
+                }
+            }
+        }
+    }
+    let mut out = String::new();
+    walk(trace, 1, result, &callee_name, &mut out);
+    out
+}
+
 /// Membar results of every function of a call graph.
 #[derive(Clone, Debug, Default)]
 pub struct ModuleMembar {

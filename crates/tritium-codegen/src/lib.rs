@@ -66,6 +66,9 @@ pub struct CompiledPtx {
     /// Shared-memory allocation of every lowered function, as text
     /// (`ModuleAllocation::dump`): buffers with offsets and sizes, call paths with bases.
     pub allocation: String,
+    /// Every lowered function's shared-memory access trace with the barriers
+    /// membar kept and dropped (`tritium_analysis::membar::render`), callees first.
+    pub membar: String,
 }
 
 /// Where `compile_ptx_until` stops: after generating LLVM IR, after LLVM's
@@ -97,25 +100,26 @@ pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: S
     let llvm = llvm::Llvm::new(&context, "tritium");
     llvm.module.set_triple(&TargetTriple::create(target.triple()));
     llvm.module.set_data_layout(&machine.get_target_data().get_data_layout());
-    let (shared, kernels, allocation) = lower_module(&llvm, &target, module, options)?;
+    let mut out = lower_module(&llvm, &target, module, options)?;
     if stop == StopAfter::Lower {
-        return Ok(CompiledPtx { llir: String::new(), ptx: String::new(), shared, kernels, allocation });
+        return Ok(out);
     }
     emit::optimize(&llvm, &machine)?;
     if stop == StopAfter::Optimize {
-        return Ok(CompiledPtx { llir: String::new(), ptx: String::new(), shared, kernels, allocation });
+        return Ok(out);
     }
-    let llir = llvm.module.print_to_string().to_string();
-    let ptx = emit::emit_text(&llvm, &target, &machine)?;
-    Ok(CompiledPtx { llir, ptx, shared, kernels, allocation })
+    out.llir = llvm.module.print_to_string().to_string();
+    out.ptx = emit::emit_text(&llvm, &target, &machine)?;
+    Ok(out)
 }
 
 /// Lowers every function reachable from a kernel, callees first (a caller
 /// needs its callees' signatures, layouts and shared-memory use), then
 /// allocates shared memory module-wide: each call site's virtual offset is
-/// written into the constant its call reads. Returns the largest kernel's
-/// shared bytes, the kernels' symbols in module order and the allocation dump.
-fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Module, options: &Options) -> Result<(u32, Vec<String>, String)> {
+/// written into the constant its call reads. Returns everything but the
+/// LLVM IR and PTX text: the largest kernel's shared bytes, the kernels'
+/// symbols in module order, the allocation and membar dumps.
+fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Module, options: &Options) -> Result<CompiledPtx> {
     use std::collections::{HashMap, HashSet};
     use tritium_analysis::{BufferKind, CallGraph, MembarOptions, ModuleAllocation, ModuleMembar};
 
@@ -166,6 +170,12 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Modu
     for (f, info) in infos.iter_mut() {
         info.barriers.erase_unneeded(&membar.funcs[f].needed);
     }
+    let mut membar_dump = String::new();
+    for f in &graph.post_order {
+        let name = |g: tritium_ir::Func| module.funcs[g].name.clone();
+        membar_dump.push_str(&format!("@{}\n", module.funcs[*f].name));
+        membar_dump.push_str(&tritium_analysis::membar::render(&traces[f], &membar.funcs[f], name));
+    }
     let i32t = llvm.context.i32_type();
     for (f, info) in &infos {
         let a = &alloc.funcs[f];
@@ -184,7 +194,8 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Modu
         shared = shared.max(alloc.funcs[&id].total);
         kernels.push(symbol::symbol_name(&f.name));
     }
-    Ok((shared, kernels, alloc.dump(module, &graph)))
+    let allocation = alloc.dump(module, &graph);
+    Ok(CompiledPtx { llir: String::new(), ptx: String::new(), shared, kernels, allocation, membar: membar_dump })
 }
 
 /// Parses tile IR text, then `compile_ptx` (for tests and tools).
