@@ -3,7 +3,7 @@ specialization key of a 12-argument kernel (6 tensors, 4 ints, 2 floats),
 tritium next to Triton's own binder (`create_function_from_signature` +
 `compute_cache_key`, what `JITFunction.run` does per launch) in the same run.
 
-Two tritium figures: the launch path's key (`KeyPlan.native_keys`: what
+Two tritium figures: the launch path's key (`KeyPlanProbe.native_keys`: what
 `kernel[grid](...)` computes before its table lookup, no Python object
 made) and the Python path's `Specializer.bind` (binding, the key as a Python
 object and the launch options, what a launch with options or a table miss
@@ -126,11 +126,13 @@ def main() -> None:
     spec, native = tritium_keyer()
     sides = {"tritium bind (Python path)": (spec.bind, args)}
     if native:
+        from tritium import _core
         plan = spec._plan
+        probe = _core.KeyPlanProbe(plan)
         targs = tuple(args)
         spec.bind(*args)        # a dtype's first sight is Python's (it fills the shared dtype table)
-        assert plan.key(targs) is not None and plan.native_keys(targs), "the launch path does not take these arguments"
-        sides = {"tritium key (launch path)": (plan.native_keys, [targs]), **sides}
+        assert plan.key(targs) is not None and probe.native_keys(targs), "the launch path does not take these arguments"
+        sides = {"tritium key (launch path)": (probe.native_keys, [targs]), **sides}
     theirs, tinfo = triton_keyer(a.triton_site)
     print(f"12-argument key (6 tensors, 4 ints, 2 floats); arguments: {what}")
     if theirs is not None:
@@ -151,19 +153,19 @@ def main() -> None:
             print(f"  {name} / triton: median {statistics.median(ratios):.3f} over {a.rounds} rounds "
                   f"(range {ratios[0]:.3f}..{ratios[-1]:.3f}; target <= 0.2)")
     if native:
-        in_rust(plan, tuple(args), a.n, a.rounds, sides, rounds, tinfo if theirs is not None else None)
-        breakdown(plan, args, a.n, rounds[tinfo] if theirs is not None else None)
+        in_rust(probe, tuple(args), a.n, a.rounds, sides, rounds, tinfo if theirs is not None else None)
+        breakdown(probe, args, a.n, rounds[tinfo] if theirs is not None else None)
 
 
-def in_rust(plan, targs: tuple, n: int, nrounds: int, sides: dict, rounds: dict, tinfo: str | None) -> None:
+def in_rust(probe, targs: tuple, n: int, nrounds: int, sides: dict, rounds: dict, tinfo: str | None) -> None:
     """The launch path computes the key inside its one Rust call, so what a
-    launch pays for it is the key alone: `KeyPlan.time_keys` times it in a
+    launch pays for it is the key alone: `KeyPlanProbe.time_keys` times it in a
     Rust loop. Triton's launch calls its binder from Python, so the Python
     call is part of what a Triton launch pays for its key. Alternating with
     Triton again, so each ratio compares timings taken seconds apart."""
     ours, theirs = [], []
     for _ in range(nrounds):
-        ours.append(min(plan.time_keys(targs, max(n // nrounds, 1)) for _ in range(3)))
+        ours.append(min(probe.time_keys(targs, max(n // nrounds, 1)) for _ in range(3)))
         if tinfo is not None:
             f, fargs = sides[tinfo]
             theirs.append(timeit(f, fargs, n // nrounds))
@@ -176,7 +178,7 @@ def in_rust(plan, targs: tuple, n: int, nrounds: int, sides: dict, rounds: dict,
               f"in these rounds; target <= 0.2)")
 
 
-def breakdown(plan, args: list, n: int, triton_rounds: list | None) -> None:
+def breakdown(probe, args: list, n: int, triton_rounds: list | None) -> None:
     """Where the launch path's key goes: the same 12-parameter plan keyed
     with the 6 tensors swapped for floats gives the cost of everything but
     the tensors; the difference, over 6, is one tensor (torch's own data_ptr
@@ -184,8 +186,8 @@ def breakdown(plan, args: list, n: int, triton_rounds: list | None) -> None:
     per tensor (with its call overhead) is shown for scale."""
     tensors = args[:6]
     no_tensors = tuple([0.5] * 6 + list(args[6:]))
-    full = min(timeit(plan.native_keys, [tuple(args)], n // 4) for _ in range(3))
-    rest = min(timeit(plan.native_keys, [no_tensors], n // 4) for _ in range(3))
+    full = min(timeit(probe.native_keys, [tuple(args)], n // 4) for _ in range(3))
+    rest = min(timeit(probe.native_keys, [no_tensors], n // 4) for _ in range(3))
     t = tensors[0]
 
     def py_reads():
@@ -193,7 +195,7 @@ def breakdown(plan, args: list, n: int, triton_rounds: list | None) -> None:
         t.dtype
     py = min(timeit(py_reads, [], n // 4) for _ in range(3))
     per = (full - rest) / 6
-    floor = min(plan.time_tensor_reads(t, n) for _ in range(3))
+    floor = min(probe.time_tensor_reads(t, n) for _ in range(3))
     print(f"  breakdown of the launch path's key: {full:.3f} us = {rest:.3f} us without the tensors "
           f"+ 6 x {per:.3f} us per tensor; of which the tensor's own data_ptr() and dtype, "
           f"called from a Rust loop: {floor:.3f} us (from Python, t.data_ptr(); t.dtype: {py:.3f} us)")

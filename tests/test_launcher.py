@@ -148,7 +148,7 @@ def test_no_torch_means_device_0_and_the_default_stream():
     import sys
     if "torch" in sys.modules:
         pytest.skip("torch is imported in this process")
-    assert L.device_and_stream() == (0, 0)
+    assert _core.launch_device_and_stream(L) == (0, 0)
 
 
 @pytest.mark.parametrize("value,want", [("1", True), ("true", True), ("TRUE", True), ("Yes", True), ("on", True),
@@ -216,7 +216,7 @@ def test_c_method_types_use_the_direct_reads_and_python_classes_do_not():
     s.key_python((p, 1, 1.0, 1))
     L.prepare_only(1, (c, 1, 1.0, 1))
     L.prepare_only(1, (p, 1, 1.0, 1))
-    seen = {t: (how, direct, c) for t, how, direct, c in s._plan.type_cache()}
+    seen = {t: (how, direct, c) for t, how, direct, c in _core.KeyPlanProbe(s._plan).type_cache()}
     # ndarray.item is a METH_VARARGS method named item, not data_ptr: its C
     # function is not taken (cpython.rs checks the name and the flags)
     assert seen[CMethodTensor] == ("data_ptr", True, False)
@@ -321,11 +321,11 @@ def test_native_key_holds_int_bool_none_constexprs_inline(consts, inline):
     s.key_python((t, 5) + consts)
     key = s._plan.key((t, 5) + consts)
     assert key == s.key_python((t, 5) + consts)
-    native = s._plan.native_key(key)
+    native = _core.KeyPlanProbe(s._plan).native_key(key)
     assert (native is not None) == inline
     if inline:
         assert len(native) == 2 * 5 and native[1] == native[3] == 0      # runtime entries carry no value
-        other = s._plan.native_key(s.key_python((t, 5) + consts[:2] + (("x", 1),)))
+        other = _core.KeyPlanProbe(s._plan).native_key(s.key_python((t, 5) + consts[:2] + (("x", 1),)))
         assert other is None or other != native
 
 
@@ -333,7 +333,8 @@ def test_native_keys_tell_classes_and_values_apart():
     s = specializer(kc)
     t = c_tensor(1 << 20)
     s.key_python((t, 5, 1, True, None))
-    nat = {c: tuple(s._plan.native_key(s.key_python((t, 5) + c))) for c in
+    probe = _core.KeyPlanProbe(s._plan)
+    nat = {c: tuple(probe.native_key(s.key_python((t, 5) + c))) for c in
            [(1, True, None), (True, True, None), (1, 1, None), (0, True, None), (1, True, 0), (-1, True, None)]}
     assert len(set(nat.values())) == len(nat)
 
@@ -341,7 +342,7 @@ def test_native_keys_tell_classes_and_values_apart():
 def test_native_key_rejects_keys_of_another_signature():
     s = specializer(kc)
     with pytest.raises(ValueError, match="another signature"):
-        s._plan.native_key(b"\0" * 8)
+        _core.KeyPlanProbe(s._plan).native_key(b"\0" * 8)
 
 
 def test_options_of_a_call_without_any_are_an_empty_read_only_mapping():

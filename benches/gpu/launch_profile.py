@@ -98,6 +98,7 @@ def main() -> None:
     fast = launcher.fast
     assert fast is not None and tiny._fast is fast and len(fast) == 1, "the Rust launch entry is not in use"
     kernel = next(iter(launcher.table.values()))
+    probe = _core.KeyPlanProbe(launcher.spec._plan)
     _, bound, _ = launcher.spec.bind(out, 5)
     stream = driver.current_stream(0)
     ttiny = triton_tiny(out)
@@ -108,8 +109,8 @@ def main() -> None:
         ("tiny.run(out, 5, grid=(1,))", lambda: tiny.run(out, 5, grid=(1,))),
         ("  FastLauncher((1,), (out, 5))", lambda: fast((1,), (out, 5))),
         ("    prepare_only (key+grid+result tuple)", lambda: fast.prepare_only((1,), (out, 5))),
-        ("    native_keys (the launch path's key)", lambda: launcher.spec._plan.native_keys((out, 5))),
-        ("    device_and_stream()", fast.device_and_stream),
+        ("    native_keys (the launch path's key)", lambda: probe.native_keys((out, 5))),
+        ("    device_and_stream()", lambda: _core.launch_device_and_stream(fast)),
         ("    interpret check (Rust)", _core.interpret_requested),
         ("Python path: Launcher.__call__", lambda: launcher((1,), (out, 5), {})),
         ("  spec.bind (key)", lambda: launcher.spec.bind(out, 5)),
@@ -133,7 +134,7 @@ def main() -> None:
         med, lo = burst_us(f, a.bursts, a.burst)
         print(f"  {name:34} {med:13.2f} {lo:10.2f} {per_call_us(f):13.2f}")
     # the floor: cuLaunchKernel alone, from a Rust loop with the arguments packed once
-    floor = sorted(kernel.time_driver_launches(bound, bursts=a.bursts, per_burst=a.burst, stream=stream))
+    floor = sorted(_core.time_driver_launches(kernel, bound, bursts=a.bursts, per_burst=a.burst, stream=stream))
     print(f"  {'cuLaunchKernel alone (Rust loop)':34} {floor[len(floor) // 2]:13.2f} {floor[0]:10.2f} {'':>13}")
     driver_floor()
 

@@ -10,6 +10,7 @@ import pytest
 
 import tritium
 import tritium.language as tl
+from tritium import _core
 from tritium.compile import compile as tcompile
 from tritium.runtime import driver
 
@@ -299,7 +300,7 @@ def test_torch_tensors_use_the_direct_reads():
     x = torch.randn(64, device="cuda")
     k[(1,)](x, x, x, 64, BLOCK=64)
     k[(1,)](x, x, x, 64, BLOCK=64)
-    seen = {t: (how, direct, c) for t, how, direct, c in k._cuda_launcher.spec._plan.type_cache()}
+    seen = {t: (how, direct, c) for t, how, direct, c in _core.KeyPlanProbe(k._cuda_launcher.spec._plan).type_cache()}
     # on the CPython versions whose descriptor layout cpython.rs knows, the
     # C functions of Tensor.data_ptr and Tensor.dtype are called directly
     assert seen[torch.Tensor] == ("data_ptr", True, (3, 10) <= sys.version_info[:2] <= (3, 13))

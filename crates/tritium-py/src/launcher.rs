@@ -88,7 +88,7 @@ struct Prepared<'py> {
 
 /// torch's current raw stream on `device` (its own device index object,
 /// handed to its stream query as is).
-fn stream_of(query: &Bound<'_, PyAny>, device: &Bound<'_, PyAny>) -> PyResult<u64> {
+pub(crate) fn stream_of(query: &Bound<'_, PyAny>, device: &Bound<'_, PyAny>) -> PyResult<u64> {
     // SAFETY: the GIL is held; both are live objects
     unsafe { Bound::from_owned_ptr_or_err(query.py(), crate::cpython::call_one(query.as_ptr(), device.as_ptr()))? }.extract()
 }
@@ -139,7 +139,7 @@ impl FastLauncher {
         Ok(Some(Prepared { bound, grid }))
     }
 
-    fn queries<'py>(
+    pub(crate) fn queries<'py>(
         &self,
         py: Python<'py>,
     ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
@@ -166,7 +166,7 @@ impl FastLauncher {
 
     /// torch's current device (index and int object), asked again only when
     /// the thread's current driver context is not the one it was asked under.
-    fn device<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>) -> PyResult<(i32, Bound<'py, PyAny>)> {
+    pub(crate) fn device<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>) -> PyResult<(i32, Bound<'py, PyAny>)> {
         let ctx = tritium_runtime::cuda::driver()
             .and_then(|d| d.current_context())
             .map(|c| c as usize)
@@ -384,17 +384,6 @@ impl FastLauncher {
             PyTuple::new(py, reads)?.into_any().unbind(),
         ];
         Ok(Some(PyTuple::new(py, items)?))
-    }
-
-    /// The device and stream this launcher would launch on now (for tests and profiling).
-    fn device_and_stream(&self, py: Python<'_>) -> PyResult<(i32, u64)> {
-        Ok(match self.queries(py)? {
-            Some((d, s)) => {
-                let (dev, obj) = self.device(py, &d)?;
-                (dev, stream_of(&s, &obj)?)
-            }
-            None => (0, 0),
-        })
     }
 }
 

@@ -1,14 +1,21 @@
-//! The PyO3 module `tritium._core`: glue between Python and tritium-ir only.
-//! Rust errors become the exception classes below; panics are caught here so a
-//! bug in the core is a Python exception, never an abort.
+//! The PyO3 module `tritium._core`, the only crate that knows Python: the
+//! IR bindings here (codec, text, verifier, op table), the tile passes
+//! (`passes`), codegen (`codegen`), the CUDA runtime (`runtime`, `dlpack`),
+//! and the launch path kept in Rust for speed: the specialization key
+//! (`key`), the launcher (`launcher`) and their raw CPython reads (`reads`,
+//! `cpython`); `probe` has their test and bench views. Rust errors become
+//! the exception classes below; panics are caught here so a bug in the core
+//! is a Python exception, never an abort.
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod codegen;
 mod cpython;
+mod dlpack;
 mod interpret;
 mod key;
 mod launcher;
 mod passes;
+mod probe;
 mod reads;
 mod runtime;
 
@@ -142,6 +149,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     interpret::register(m)?;
     launcher::register(m)?;
     passes::register(m)?;
+    probe::register(m)?;
+    dlpack::register(m)?;
     runtime::register(m)?;
     Ok(())
 }

@@ -1,17 +1,15 @@
 //! Python bindings of tritium-runtime: driver status and device attributes,
 //! ptxas, and `CudaKernel` whose `launch` is the per-launch fast path
-//! (argument extraction and packing in Rust, one driver call), and the
-//! DLPack capsule reader shared with the key.
+//! (argument extraction and packing in Rust, one driver call).
 use std::ffi::c_void;
 use std::path::PathBuf;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
-use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
-use tritium_runtime::args::{encode, DLPackArg, DLTensor};
+use tritium_runtime::args::encode;
 use tritium_runtime::{cuda, ptxas, ArgKind, ArgPack, ArgValue, Error, Image, Kernel};
 
 use crate::key::Read;
@@ -20,7 +18,7 @@ create_exception!(_core, CudaError, PyRuntimeError, "A CUDA driver call failed; 
 create_exception!(_core, CudaUnavailableError, PyRuntimeError, "No CUDA driver (libcuda) could be loaded.");
 create_exception!(_core, PtxasError, PyRuntimeError, "ptxas is missing, failed, or printed an unreadable report.");
 
-fn to_py(e: Error) -> PyErr {
+pub(crate) fn to_py(e: Error) -> PyErr {
     match e {
         Error::NoDriver(_) => CudaUnavailableError::new_err(e.to_string()),
         Error::Cuda { .. } => CudaError::new_err(e.to_string()),
@@ -91,47 +89,6 @@ fn ptxas_compile<'py>(py: Python<'py>, path: PathBuf, ptx: &str, arch: &str, ker
     Ok((PyBytes::new(py, &cubin), d))
 }
 
-/// Reads a `__dlpack__()` capsule without consuming it: the capsule keeps
-/// its "dltensor" name, so its own destructor frees the tensor when it goes.
-pub(crate) fn read_capsule(cap: &Bound<'_, PyAny>) -> PyResult<DLPackArg> {
-    // SAFETY: PyCapsule_GetPointer checks the type and the name (NULL + exception otherwise)
-    let p = unsafe { ffi::PyCapsule_GetPointer(cap.as_ptr(), c"dltensor".as_ptr()) };
-    if p.is_null() {
-        let why = PyErr::take(cap.py()).map(|e| e.to_string()).unwrap_or_default();
-        return Err(PyTypeError::new_err(format!(
-            "__dlpack__() must return a capsule named 'dltensor' (an unused DLManagedTensor): {why}"
-        )));
-    }
-    // SAFETY: a live "dltensor" capsule points at a DLManagedTensor, which starts with its DLTensor
-    unsafe { DLPackArg::read(p as *const DLTensor) }.map_err(to_py)
-}
-
-/// `obj.__dlpack__()` read as a kernel argument.
-pub(crate) fn dlpack_of(obj: &Bound<'_, PyAny>) -> PyResult<DLPackArg> {
-    read_capsule(&obj.call_method0(intern!(obj.py(), "__dlpack__"))?)
-}
-
-/// (address, device type, device id, dtype name or None, code, bits).
-type DLPackInfo = (u64, i32, i32, Option<&'static str>, u8, u8);
-
-/// What a DLPack capsule holds, for Python's reference key and tests.
-#[pyfunction]
-fn dlpack_info(capsule: &Bound<'_, PyAny>) -> PyResult<DLPackInfo> {
-    let t = read_capsule(capsule)?;
-    Ok((t.address, t.device_type, t.device_id, t.dtype_name(), t.code, t.bits))
-}
-
-fn dlpack_device_error(t: &DLPackArg, name: &str, kernel: &str) -> PyErr {
-    PyTypeError::new_err(format!(
-        "kernel '{kernel}', argument '{name}': a DLPack tensor on device type {} (device {}) cannot be passed to a \
-         GPU kernel; only CUDA ({}) and CUDA managed ({}) memory can",
-        t.device_type,
-        t.device_id,
-        tritium_runtime::args::DL_CUDA,
-        tritium_runtime::args::DL_CUDA_MANAGED
-    ))
-}
-
 /// One parameter of the Python-level signature: skipped (constexpr) or passed as `kind`.
 struct Param {
     name: String,
@@ -143,7 +100,7 @@ struct Param {
 /// so `launch` takes the bound arguments as they are.
 #[pyclass(module = "tritium._core", frozen)]
 pub(crate) struct CudaKernel {
-    kernel: Kernel,
+    pub(crate) kernel: Kernel,
     params: Vec<Param>,
     num_args: usize,
 }
@@ -162,9 +119,9 @@ fn extract(kind: ArgKind, v: &Bound<'_, PyAny>, name: &str, kernel: &str) -> PyR
         }
         // host arrays (NumPy) also speak DLPack; they keep the error below
         if v.hasattr(intern!(py, "__dlpack__"))? && !v.hasattr(intern!(py, "__array_interface__"))? {
-            let t = dlpack_of(v)?;
+            let t = crate::dlpack::dlpack_of(v)?;
             if !t.on_cuda() {
-                return Err(dlpack_device_error(&t, name, kernel));
+                return Err(crate::dlpack::device_error(&t, name, kernel));
             }
             return Ok(ArgValue::Ptr(t.address));
         }
@@ -235,7 +192,7 @@ impl CudaKernel {
 
     /// Every runtime argument of `args` (all parameters in order; constexpr
     /// positions skipped) read and packed for the driver.
-    fn pack(&self, args: &Bound<'_, PyTuple>) -> PyResult<ArgPack> {
+    pub(crate) fn pack(&self, args: &Bound<'_, PyTuple>) -> PyResult<ArgPack> {
         let name = &self.kernel.name;
         if args.len() != self.params.len() {
             return Err(PyTypeError::new_err(format!(
@@ -284,34 +241,6 @@ impl CudaKernel {
         self.kernel.launch([gx, gy, gz], stream, &mut pack).map_err(to_py)
     }
 
-    /// The floor under any launch path: `bursts` times, `per_burst` launches
-    /// from a Rust loop with the arguments packed once (the driver call and
-    /// nothing else), then a context synchronize that is not timed. Returns
-    /// the µs per launch of every burst, for benches/gpu/launch_profile.py.
-    #[pyo3(signature = (args, bursts = 50, per_burst = 200, stream = 0))]
-    fn time_driver_launches(&self, args: &Bound<'_, PyTuple>, bursts: u32, per_burst: u32,
-                            stream: u64) -> PyResult<Vec<f64>> {
-        if per_burst == 0 {
-            return Err(PyValueError::new_err("time_driver_launches: per_burst must be positive"));
-        }
-        let mut pack = self.pack(args)?;
-        let driver = tritium_runtime::cuda::driver().map_err(to_py)?;
-        // the GIL stays held (a benchmark; the pack holds raw pointers)
-        (|| -> tritium_runtime::Result<Vec<f64>> {
-            let mut out = Vec::with_capacity(bursts as usize);
-            for _ in 0..bursts {
-                let t0 = std::time::Instant::now();
-                for _ in 0..per_burst {
-                    self.kernel.launch([1, 1, 1], stream, &mut pack)?;
-                }
-                out.push(t0.elapsed().as_secs_f64() * 1e6 / per_burst as f64);
-                driver.synchronize()?;
-            }
-            Ok(out)
-        })()
-        .map_err(to_py)
-    }
-
     #[getter]
     fn name(&self) -> &str {
         &self.kernel.name
@@ -342,18 +271,6 @@ impl CudaKernel {
     }
 }
 
-/// Every element type a DLPack argument may have, by language dtype name.
-fn dlpack_dtype_names() -> Vec<&'static str> {
-    let mut names = Vec::new();
-    for code in 0..=20u8 {
-        for bits in [8u8, 16, 32, 64] {
-            let t = DLPackArg { address: 0, device_type: 0, device_id: 0, code, bits };
-            names.extend(t.dtype_name());
-        }
-    }
-    names
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("CudaError", py.get_type::<CudaError>())?;
@@ -367,7 +284,5 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(find_ptxas, m)?)?;
     m.add_function(wrap_pyfunction!(ptxas_version, m)?)?;
     m.add_function(wrap_pyfunction!(ptxas_compile, m)?)?;
-    m.add_function(wrap_pyfunction!(dlpack_info, m)?)?;
-    m.add("DLPACK_DTYPES", dlpack_dtype_names())?;
     Ok(())
 }
