@@ -1,7 +1,12 @@
 //! tritium-codegen: lowers verified tile IR to LLVM IR through inkwell (LLVM 19,
-//! linked statically) and emits target code. Everything target-specific sits
-//! behind `target::Target`; `lower` is shared. First slice: NVPTX, elementwise
-//! kernels, one 1-D blocked layout per tensor size (see `layout`).
+//! linked statically) and emits target code. `compile_ptx` runs the tile
+//! passes and layout assignment, then lowers every function reachable from a
+//! kernel (callees first: noinline calls are real calls), allocates shared
+//! memory module-wide, lets membar keep the barriers it needs, and runs LLVM's
+//! O3 and the PTX emitter. Everything target-specific sits behind
+//! `target::Target` (NVPTX today); `lower/` is shared, one file per op
+//! family, and every op of the table has an arm in its dispatch (`dot` an
+//! explicit `Unsupported` until tensor cores).
 pub mod emit;
 pub mod error;
 pub mod layout;
@@ -123,18 +128,18 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Modu
     use std::collections::{HashMap, HashSet};
     use tritium_analysis::{BufferKind, CallGraph, MembarOptions, ModuleAllocation, ModuleMembar};
 
-    let mut graph = CallGraph::build(module).map_err(|e| CodegenError::Option(format!("invalid call graph: {e}")))?;
+    let mut graph = CallGraph::build(module).map_err(CodegenError::CallGraph)?;
     // reachable from kernels; other functions are inlined helpers the frontend kept
     let mut reachable: HashSet<tritium_ir::Func> = module.funcs.iter().filter(|(_, f)| f.kernel).map(|(id, _)| id).collect();
     if reachable.is_empty() {
-        return Err(CodegenError::Option("the module has no kernel function".into()));
+        return Err(CodegenError::CallGraph("the module has no kernel function".into()));
     }
     for &f in graph.post_order.iter().rev() {
         if reachable.contains(&f) {
             for &(_, callee) in &graph.calls[&f] {
                 if module.funcs[callee].kernel {
                     let (caller, name) = (&module.funcs[f].name, &module.funcs[callee].name);
-                    return Err(CodegenError::Option(format!("@{caller} calls kernel @{name}: kernels cannot be called")));
+                    return Err(CodegenError::CallGraph(format!("@{caller} calls kernel @{name}: kernels cannot be called")));
                 }
                 reachable.insert(callee);
             }
@@ -147,7 +152,7 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Modu
     let mut axis = tritium_analysis::ModuleAxisInfo::compute(module, &graph);
     let mut infos = HashMap::new();
     for &f in &graph.post_order {
-        let facts = axis.funcs.remove(&f).ok_or_else(|| CodegenError::Llvm(format!("no axis info for @{}", module.funcs[f].name)))?;
+        let facts = axis.funcs.remove(&f).ok_or_else(|| CodegenError::Internal(format!("no axis info for @{}", module.funcs[f].name)))?;
         let info = lower::lower_function(llvm, target, module, f, options.num_warps, &infos, facts)?;
         infos.insert(f, info);
     }
@@ -157,7 +162,7 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Modu
         |f| infos.get(&f).map(|i| i.requests.clone()).unwrap_or_default(),
         |f, op| infos[&f].calls.iter().find(|c| c.0 == op).map_or(0, |c| c.1),
     )
-    .map_err(CodegenError::Llvm)?;
+    .map_err(CodegenError::Allocation)?;
     // barriers: membar over every function's trace, callees first, with each
     // call at its site's offset; candidates it does not keep are erased
     let mut traces = HashMap::new();
@@ -165,8 +170,7 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Modu
         let a = &alloc.funcs[&f];
         traces.insert(f, info.barriers.trace(|op| a.offset_of(op, BufferKind::Virtual).unwrap_or(0))?);
     }
-    let membar = ModuleMembar::compute(&graph, |f| traces[&f].as_slice(), MembarOptions { cross_call_barriers: options.cross_call_barriers })
-        .map_err(|e| CodegenError::Llvm(format!("membar: {e}")))?;
+    let membar = ModuleMembar::compute(&graph, |f| traces[&f].as_slice(), MembarOptions { cross_call_barriers: options.cross_call_barriers })?;
     for (f, info) in infos.iter_mut() {
         info.barriers.erase_unneeded(&membar.funcs[f].needed);
     }
@@ -181,7 +185,7 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Modu
         let a = &alloc.funcs[f];
         // lowering addresses scratch at the function's base: valid while no scratch buffer is placed elsewhere
         if let Some(b) = a.buffers.iter().find(|b| b.request.kind == BufferKind::Scratch && b.offset != 0) {
-            return Err(CodegenError::Llvm(format!("scratch buffer of op {:?} allocated at {} (lowering assumes 0)", b.request.op, b.offset)));
+            return Err(CodegenError::Allocation(format!("scratch buffer of op {:?} allocated at {} (lowering assumes 0)", b.request.op, b.offset)));
         }
         for &(op, _, global) in &info.calls {
             let off = a.offset_of(op, BufferKind::Virtual).unwrap_or(0);

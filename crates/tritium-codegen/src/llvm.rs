@@ -25,7 +25,7 @@ impl<'c> Llvm<'c> {
     pub fn intrinsic(&self, name: &str, types: &[BasicTypeEnum<'c>]) -> Result<FunctionValue<'c>> {
         Intrinsic::find(name)
             .and_then(|i| i.get_declaration(&self.module, types))
-            .ok_or_else(|| CodegenError::Llvm(format!("LLVM 19 has no intrinsic {name} for {types:?}")))
+            .ok_or_else(|| CodegenError::Internal(format!("LLVM 19 has no intrinsic {name} for {types:?}")))
     }
 
     /// Calls intrinsic `name` (overloaded on `types`) and returns its result.
@@ -41,7 +41,7 @@ impl<'c> Llvm<'c> {
             .build_call(f, &args, "")?
             .try_as_basic_value()
             .basic()
-            .ok_or_else(|| CodegenError::Llvm(format!("intrinsic {name} returns no value")))
+            .ok_or_else(|| CodegenError::Internal(format!("intrinsic {name} returns no value")))
     }
 
     /// Calls intrinsic `name` for its side effect.

@@ -86,7 +86,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             let value = self
                 .llvm
                 .inline_asm(&asm, &cons, Some(ret), &args, !pure)?
-                .ok_or_else(|| CodegenError::Llvm("inline asm returned nothing".into()))?;
+                .ok_or_else(|| CodegenError::Internal("inline asm returned nothing".into()))?;
             let mut at = 0u32;
             for (s, out) in outs.iter().zip(results.iter_mut()) {
                 for _ in 0..pack / s.per_reg {
@@ -147,7 +147,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 let w = f.get_type().get_bit_width();
                 self.llvm.builder.build_bit_cast(f, self.llvm.context.custom_width_int_type(w), "")?.into_int_value()
             }
-            other => return Err(CodegenError::Llvm(format!("asm operand of type {}", other.get_type()))),
+            other => return Err(CodegenError::Internal(format!("asm operand of type {}", other.get_type()))),
         })
     }
 

@@ -128,7 +128,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let buf = self.static_shared(numel * eb);
         let st = regs[0].get_type();
         let cx = self.llvm.context;
-        let f = self.llvm.builder.get_insert_block().and_then(|bb| bb.get_parent()).ok_or_else(|| CodegenError::Llvm("no current function".into()))?;
+        let f = self.llvm.builder.get_insert_block().and_then(|bb| bb.get_parent()).ok_or_else(|| CodegenError::Internal("no current function".into()))?;
         let write = cx.append_basic_block(f, "atomic_bcast_write");
         let read = cx.append_basic_block(f, "atomic_bcast_read");
         self.smem_fixed_barrier()?;

@@ -39,7 +39,7 @@ impl<'c> BarrierTrace<'c> {
     /// `base_of(site)` in this function's shared space (known after allocation).
     pub fn trace(&self, base_of: impl Fn(Op) -> u32) -> Result<Vec<Node>> {
         if self.frames.len() != 1 {
-            return Err(CodegenError::Llvm("membar: a region's trace was left open".into()));
+            return Err(CodegenError::Internal("membar: a region's trace was left open".into()));
         }
         let bases: Vec<u32> = self.call_sites.iter().map(|&op| base_of(op)).collect();
         Ok(with_bases(&self.frames[0], &bases))
@@ -75,7 +75,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             .builder
             .get_insert_block()
             .and_then(|b| b.get_last_instruction())
-            .ok_or_else(|| CodegenError::Llvm("barrier instruction not found".into()))
+            .ok_or_else(|| CodegenError::Internal("barrier instruction not found".into()))
     }
 
     /// A barrier membar may erase (before a scratch op's writes or a call).
@@ -120,7 +120,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
     pub(super) fn smem_leave(&mut self) -> Result<Vec<Node>> {
         let t = &mut self.smem.barriers;
         if t.frames.len() < 2 {
-            return Err(CodegenError::Llvm("membar: region trace closed twice".into()));
+            return Err(CodegenError::Internal("membar: region trace closed twice".into()));
         }
         Ok(t.frames.pop().expect("checked above"))
     }

@@ -112,7 +112,7 @@ pub fn lower_function<'c>(
     let smem_base = if func.kernel {
         llvm.context.i32_type().const_zero()
     } else {
-        f.get_last_param().ok_or_else(|| CodegenError::Llvm("missing shared-memory base".into()))?.into_int_value()
+        f.get_last_param().ok_or_else(|| CodegenError::Internal("missing shared-memory base".into()))?.into_int_value()
     };
     let mut lw = Lowering {
         llvm,
@@ -134,7 +134,7 @@ pub fn lower_function<'c>(
         let n = reg_count(layout);
         let mut regs = Regs::with_capacity(n as usize);
         for _ in 0..n {
-            regs.push(f.get_nth_param(p).ok_or_else(|| CodegenError::Llvm("missing parameter".into()))?);
+            regs.push(f.get_nth_param(p).ok_or_else(|| CodegenError::Internal("missing parameter".into()))?);
             p += 1;
         }
         // an integer specialized as equal to 1 is the constant 1 (the launch
@@ -226,7 +226,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         if results.is_empty() {
             return Ok(());
         }
-        let ret = call.try_as_basic_value().basic().ok_or_else(|| CodegenError::Llvm("call returns no value".into()))?;
+        let ret = call.try_as_basic_value().basic().ok_or_else(|| CodegenError::Internal("call returns no value".into()))?;
         let ret = ret.into_struct_value();
         let mut field = 0u32;
         for (k, (&r, layout)) in results.iter().zip(&info.result_layouts).enumerate() {

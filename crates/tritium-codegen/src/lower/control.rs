@@ -16,18 +16,18 @@ impl<'a, 'c> Lowering<'a, 'c> {
             .builder
             .get_insert_block()
             .and_then(|b| b.get_parent())
-            .ok_or_else(|| CodegenError::Llvm("builder is not inside a function".into()))
+            .ok_or_else(|| CodegenError::Internal("builder is not inside a function".into()))
     }
 
     fn current_block(&self) -> Result<BasicBlock<'c>> {
-        self.llvm.builder.get_insert_block().ok_or_else(|| CodegenError::Llvm("builder has no block".into()))
+        self.llvm.builder.get_insert_block().ok_or_else(|| CodegenError::Internal("builder has no block".into()))
     }
 
     /// Lowers every op of `region`'s block but its terminator, whose operands'
     /// registers are returned (`yield`/`condition` values, the condition first).
     fn lower_region(&mut self, region: Region) -> Result<Vec<Regs<'c>>> {
         let block = self.func.region_block(region);
-        let (term, body) = block.ops.split_last().ok_or_else(|| CodegenError::Llvm("region without terminator".into()))?;
+        let (term, body) = block.ops.split_last().ok_or_else(|| CodegenError::Internal("region without terminator".into()))?;
         for &op in body {
             self.lower_op(op)?;
         }

@@ -21,7 +21,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             .builder
             .get_insert_block()
             .and_then(|bb| bb.get_parent())
-            .ok_or_else(|| CodegenError::Llvm("no current function".into()))
+            .ok_or_else(|| CodegenError::Internal("no current function".into()))
     }
 
     /// Runs `body` only in threads where `cond` holds (always when None).

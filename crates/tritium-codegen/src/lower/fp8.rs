@@ -160,7 +160,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let pair = self
             .llvm
             .inline_asm(&asm, cons, Some(cx.i16_type().into()), &[arg], false)?
-            .ok_or_else(|| CodegenError::Llvm("fp8 cvt asm returned nothing".into()))?;
+            .ok_or_else(|| CodegenError::Internal("fp8 cvt asm returned nothing".into()))?;
         let code = b.build_int_truncate(pair.into_int_value(), cx.i8_type(), "")?;
         let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
         Ok(b.build_select(nan, cx.i8_type().const_int(NAN_CODE, false), code, "")?.into_int_value())

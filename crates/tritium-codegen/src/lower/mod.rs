@@ -99,7 +99,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
     }
 
     pub fn regs(&self, v: Value) -> Result<&Regs<'c>> {
-        self.values.get(&v).ok_or_else(|| CodegenError::Llvm(format!("value %{} used before it was lowered", v.0)))
+        self.values.get(&v).ok_or_else(|| CodegenError::Internal(format!("value %{} used before it was lowered", v.0)))
     }
 
     pub fn ty(&self, v: Value) -> Type {

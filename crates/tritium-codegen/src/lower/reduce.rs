@@ -16,7 +16,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
     /// Runs the combine region on (accumulators, new elements).
     pub(super) fn combine(&mut self, region: Region, accs: &[BasicValueEnum<'c>], news: &[BasicValueEnum<'c>]) -> Result<Vec<BasicValueEnum<'c>>> {
         let block = self.func.region_block(region);
-        let (term, body) = block.ops.split_last().ok_or_else(|| CodegenError::Llvm("combine region without terminator".into()))?;
+        let (term, body) = block.ops.split_last().ok_or_else(|| CodegenError::Internal("combine region without terminator".into()))?;
         for (a, v) in block.args.iter().zip(accs.iter().chain(news)) {
             self.values.insert(*a, vec![*v]);
         }

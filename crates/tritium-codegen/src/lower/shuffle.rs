@@ -30,7 +30,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 };
                 b.build_bit_cast(v, bits, "")?.into_int_value()
             }
-            other => return Err(CodegenError::Llvm(format!("cannot shuffle {other}"))),
+            other => return Err(CodegenError::Internal(format!("cannot shuffle {other}"))),
         };
         let w = as_int.get_type().get_bit_width();
         let shuffled = if w <= 32 {

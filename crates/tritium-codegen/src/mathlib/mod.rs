@@ -86,7 +86,7 @@ pub(crate) fn call<'c>(
         None => build(llvm, f, ft, is64, &name, fast_exp2_f32)?,
     };
     let r = llvm.builder.build_call(func, &[x.into()], "")?;
-    Ok(r.try_as_basic_value().basic().ok_or_else(|| CodegenError::Llvm("math helper returns nothing".into()))?.into_float_value())
+    Ok(r.try_as_basic_value().basic().ok_or_else(|| CodegenError::Internal("math helper returns nothing".into()))?.into_float_value())
 }
 
 fn build<'c>(
@@ -101,7 +101,7 @@ fn build<'c>(
     let saved = llvm.builder.get_insert_block();
     let entry = llvm.context.append_basic_block(func, "entry");
     llvm.builder.position_at_end(entry);
-    let x = func.get_nth_param(0).ok_or_else(|| CodegenError::Llvm("math helper has no parameter".into()))?.into_float_value();
+    let x = func.get_nth_param(0).ok_or_else(|| CodegenError::Internal("math helper has no parameter".into()))?.into_float_value();
     let it = if is64 { llvm.context.i64_type() } else { llvm.context.i32_type() };
     let e = E { llvm, ft, it, is64 };
     let r = match f {
@@ -263,7 +263,7 @@ impl<'a, 'c> E<'a, 'c> {
         let func = b
             .get_insert_block()
             .and_then(|bb| bb.get_parent())
-            .ok_or_else(|| CodegenError::Llvm("sincos outside a function".into()))?;
+            .ok_or_else(|| CodegenError::Internal("sincos outside a function".into()))?;
         let (fast_bb, slow_bb, join_bb) =
             (cx.append_basic_block(func, "fast"), cx.append_basic_block(func, "huge"), cx.append_basic_block(func, "reduced"));
         b.build_conditional_branch(huge, slow_bb, fast_bb)?;
@@ -285,7 +285,7 @@ impl<'a, 'c> E<'a, 'c> {
             .build_call(slow, &[xd.into()], "")?
             .try_as_basic_value()
             .basic()
-            .ok_or_else(|| CodegenError::Llvm("rem_pio2 returns nothing".into()))?
+            .ok_or_else(|| CodegenError::Internal("rem_pio2 returns nothing".into()))?
             .into_struct_value();
         let r_slow = b.build_extract_value(pair, 0, "")?.into_float_value();
         let q_slow = b.build_extract_value(pair, 1, "")?.into_int_value();

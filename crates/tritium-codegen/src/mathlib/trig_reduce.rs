@@ -41,7 +41,7 @@ pub(crate) fn rem_pio2_large<'c>(llvm: &Llvm<'c>) -> Result<FunctionValue<'c>> {
     let saved = llvm.builder.get_insert_block();
     let b = &llvm.builder;
     b.position_at_end(cx.append_basic_block(func, "entry"));
-    let x = func.get_nth_param(0).ok_or_else(|| CodegenError::Llvm("rem_pio2 has no parameter".into()))?.into_float_value();
+    let x = func.get_nth_param(0).ok_or_else(|| CodegenError::Internal("rem_pio2 has no parameter".into()))?.into_float_value();
     let c64 = |v: u64| i64t.const_int(v, false);
     let c128 = |v: u64| i128t.const_int(v, false);
     let bits = b.build_bit_cast(x, i64t, "")?.into_int_value();

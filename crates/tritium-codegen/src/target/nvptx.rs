@@ -83,7 +83,7 @@ fn word_constraint(access: Access) -> Result<(&'static str, &'static str, &'stat
         (64, false) => Ok(("l", "b64", "0")),
         (32, true) => Ok(("f", "f32", "0f00000000")),
         (64, true) => Ok(("d", "f64", "0d0000000000000000")),
-        (bits, _) => Err(CodegenError::Llvm(format!("no PTX register for {bits}-bit words"))),
+        (bits, _) => Err(CodegenError::Internal(format!("no PTX register for {bits}-bit words"))),
     }
 }
 
@@ -102,7 +102,7 @@ fn vec_suffix(words: u32) -> Result<&'static str> {
         1 => Ok(""),
         2 => Ok(".v2"),
         4 => Ok(".v4"),
-        _ => Err(CodegenError::Llvm(format!("no PTX vector access of {words} words"))),
+        _ => Err(CodegenError::Internal(format!("no PTX vector access of {words} words"))),
     }
 }
 
@@ -346,7 +346,7 @@ impl Target for Nvptx {
         };
         let out = llvm
             .inline_asm(&asm, &constraints.join(","), Some(ret), &args, true)?
-            .ok_or_else(|| CodegenError::Llvm("load asm returned nothing".into()))?;
+            .ok_or_else(|| CodegenError::Internal("load asm returned nothing".into()))?;
         let mut words = Vec::with_capacity(n as usize);
         for w in 0..n {
             let v = if n == 1 { out } else { llvm.builder.build_extract_value(out.into_struct_value(), w, "")? };
@@ -397,14 +397,14 @@ impl Target for Nvptx {
     fn fast_div_f32<'c>(&self, llvm: &Llvm<'c>, a: BasicValueEnum<'c>, b: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>> {
         let f32t = llvm.context.f32_type();
         llvm.inline_asm("div.full.f32 $0, $1, $2;", "=f,f,f", Some(f32t.into()), &[a, b], false)?
-            .ok_or_else(|| CodegenError::Llvm("div asm returned nothing".into()))
+            .ok_or_else(|| CodegenError::Internal("div asm returned nothing".into()))
     }
 
     fn narrow_f32<'c>(&self, llvm: &Llvm<'c>, value: BasicValueEnum<'c>, to_bf16: bool, rtz: bool) -> Result<BasicValueEnum<'c>> {
         let asm = format!("cvt.{}.{}.f32 $0, $1;", if rtz { "rz" } else { "rn" }, if to_bf16 { "bf16" } else { "f16" });
         let bits = llvm
             .inline_asm(&asm, "=h,f", Some(llvm.context.i16_type().into()), &[value], false)?
-            .ok_or_else(|| CodegenError::Llvm("cvt asm returned nothing".into()))?;
+            .ok_or_else(|| CodegenError::Internal("cvt asm returned nothing".into()))?;
         if to_bf16 {
             Ok(bits)
         } else {
@@ -434,9 +434,9 @@ impl Target for Nvptx {
             16 => "h",
             32 => "r",
             64 => "l",
-            bits => return Err(CodegenError::Llvm(format!("no PTX register for {bits}-bit atomics"))),
+            bits => return Err(CodegenError::Internal(format!("no PTX register for {bits}-bit atomics"))),
         };
-        let orig_ty = operands.first().map(|v| v.get_type()).ok_or_else(|| CodegenError::Llvm("atomic without operands".into()))?;
+        let orig_ty = operands.first().map(|v| v.get_type()).ok_or_else(|| CodegenError::Internal("atomic without operands".into()))?;
         let mut args: Vec<BasicValueEnum> = vec![b.build_ptr_to_int(addr, llvm.context.i64_type(), "")?.into()];
         let mut constraints = vec![format!("={reg}"), "l".into()];
         if let Some(p) = pred {
@@ -454,7 +454,7 @@ impl Target for Nvptx {
         let asm = format!("{guard}{instr} $0, [$1], {};", values.join(", "));
         let old = llvm
             .inline_asm(&asm, &constraints.join(","), Some(int_ty.into()), &args, true)?
-            .ok_or_else(|| CodegenError::Llvm("atomic asm returned nothing".into()))?;
+            .ok_or_else(|| CodegenError::Internal("atomic asm returned nothing".into()))?;
         // lanes whose predicate is false did not write the output register
         let old = match pred {
             Some(p) => b.build_select(p, old.into_int_value(), int_ty.const_zero(), "")?,
@@ -475,7 +475,7 @@ impl Target for Nvptx {
             let fields: Vec<BasicTypeEnum> = args.iter().map(|a| a.get_type()).collect();
             let st = cx.struct_type(&fields, false);
             let func = llvm.builder.get_insert_block().and_then(|bb| bb.get_parent());
-            let entry = func.and_then(|f| f.get_first_basic_block()).ok_or_else(|| CodegenError::Llvm("printf outside a function".into()))?;
+            let entry = func.and_then(|f| f.get_first_basic_block()).ok_or_else(|| CodegenError::Internal("printf outside a function".into()))?;
             // allocas in the entry block, so a print inside a loop does not grow the stack
             let at = cx.create_builder();
             match entry.get_first_instruction() {
@@ -519,6 +519,6 @@ impl Target for Nvptx {
             ApproxFn::Rsqrt => "rsqrt.approx.f32 $0, $1;",
         };
         llvm.inline_asm(asm, "=f,f", Some(llvm.context.f32_type().into()), &[x], false)?
-            .ok_or_else(|| CodegenError::Llvm("approx asm returned nothing".into()))
+            .ok_or_else(|| CodegenError::Internal("approx asm returned nothing".into()))
     }
 }
