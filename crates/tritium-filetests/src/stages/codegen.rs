@@ -22,34 +22,28 @@ fn compile(input: &Input<'_>, step: &Step) -> Result<Result<CompiledPtx, Output>
         .map_err(|e| Output::Text(format!("error: {e}\n"))))
 }
 
-/// `field` of the compiled module, or the compile error.
-fn compiled(input: &Input<'_>, step: &Step, field: fn(CompiledPtx) -> String) -> Result<Output, String> {
-    Ok(compile(input, step)?.map_or_else(|e| e, |out| Output::Text(field(out))))
-}
 
 fn arch(step: &Step) -> &str {
     step.option("arch").unwrap_or("sm_90")
 }
 
-pub struct LlvmIr;
-
-impl SubTest for LlvmIr {
-    fn checking(&self) -> Checking {
-        Checking::FileCheck
-    }
-    fn run(&self, input: &Input<'_>, step: &Step) -> Result<Output, String> {
-        compiled(input, step, |out| out.llir)
-    }
+/// A stage whose output is one part of the compiled module.
+pub struct Compiled {
+    checking: Checking,
+    part: fn(CompiledPtx) -> String,
 }
 
-pub struct Ptx;
+pub static LLVM_IR: Compiled = Compiled { checking: Checking::FileCheck, part: |out| out.llir };
+pub static PTX: Compiled = Compiled { checking: Checking::FileCheck, part: |out| out.ptx };
+pub static ALLOCATION: Compiled = Compiled { checking: Checking::Exact, part: |out| out.allocation };
+pub static MEMBAR: Compiled = Compiled { checking: Checking::Exact, part: |out| out.membar };
 
-impl SubTest for Ptx {
+impl SubTest for Compiled {
     fn checking(&self) -> Checking {
-        Checking::FileCheck
+        self.checking
     }
     fn run(&self, input: &Input<'_>, step: &Step) -> Result<Output, String> {
-        compiled(input, step, |out| out.ptx)
+        Ok(compile(input, step)?.map_or_else(|e| e, |out| Output::Text((self.part)(out))))
     }
 }
 
@@ -78,27 +72,5 @@ impl SubTest for Ptxas {
             );
         }
         Ok(Output::Text(report))
-    }
-}
-
-pub struct Allocation;
-
-impl SubTest for Allocation {
-    fn checking(&self) -> Checking {
-        Checking::Exact
-    }
-    fn run(&self, input: &Input<'_>, step: &Step) -> Result<Output, String> {
-        compiled(input, step, |out| out.allocation)
-    }
-}
-
-pub struct Membar;
-
-impl SubTest for Membar {
-    fn checking(&self) -> Checking {
-        Checking::Exact
-    }
-    fn run(&self, input: &Input<'_>, step: &Step) -> Result<Output, String> {
-        compiled(input, step, |out| out.membar)
     }
 }
