@@ -125,8 +125,6 @@ class ControlFlowMixin:
 
     # -- for --------------------------------------------------------------
     def visit_For(self, node: ast.For) -> None:
-        if node.orelse:
-            raise self.unsupported(node, "'for ... else' is not supported in kernels")
         if isinstance(node.iter, ast.Call):
             fn = unwrap(self.visit(node.iter.func))
             kinds = {range: "range", _language_class("range"): "range",
@@ -168,13 +166,9 @@ class ControlFlowMixin:
         self._unroll(node, list(range(int(unwrap(lb)), int(unwrap(ub)), int(unwrap(step)))))
 
     def _unroll(self, node: ast.For, values: list) -> None:
-        self.loop_depth += 1
-        try:
-            for v in values:
-                self.assign(node.target, core.constexpr(v) if isinstance(v, (int, float, bool)) else v)
-                self.visit_stmts(node.body)
-        finally:
-            self.loop_depth -= 1
+        for v in values:
+            self.assign(node.target, core.constexpr(v) if isinstance(v, (int, float, bool)) else v)
+            self.visit_stmts(node.body)
 
     def _dynamic_for(self, node: ast.For, lb, ub, step) -> None:
         if is_static(step) and unwrap(step) == 0:
@@ -197,8 +191,6 @@ class ControlFlowMixin:
 
     # -- while ------------------------------------------------------------
     def visit_While(self, node: ast.While) -> None:
-        if node.orelse:
-            raise self.unsupported(node, "'while ... else' is not supported in kernels")
         carried = self._loop_carried(node)
         before = self.locals
         with self._loop_region(before, carried) as cond_block:
@@ -226,11 +218,7 @@ class ControlFlowMixin:
 
     def _loop_body(self, node: ast.For | ast.While, carried: tuple) -> None:
         """One iteration's statements, then the yield of the carried values."""
-        self.loop_depth += 1
-        try:
-            self.visit_stmts(node.body)
-        finally:
-            self.loop_depth -= 1
+        self.visit_stmts(node.body)
         names, inits, _ = carried
         outs = self._carried_out(node, names, inits)
         self.builder.create("yield", [t.handle for t in outs], [])

@@ -90,8 +90,6 @@ class ExpressionMixin:
         return acc
 
     def visit_Compare(self, node: ast.Compare) -> Any:
-        if len(node.ops) != 1:
-            raise self.unsupported(node, "chained comparisons (a < b < c) are not supported in kernels")
         lhs, rhs = self.visit(node.left), self.visit(node.comparators[0])
         op = type(node.ops[0])
         if op in _STATIC_CMPOPS:

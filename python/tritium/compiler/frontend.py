@@ -20,8 +20,9 @@ from .errors import CompilationError, CompileTimeAssertionFailure, UnsupportedLa
 from .expressions import ExpressionMixin
 from .ir import IRBuilder
 from .returns import rewrite_returns
-from .scope import closure_vars, lookup_closure, lookup_global
-from .source import FunctionSource
+from ..language.python_subset import check_function, closure_vars, construct_name
+from ..language.source import FunctionSource
+from .scope import lookup_closure, lookup_global
 from .values import flatten, is_number, is_static, is_tensor, to_tensor, unflatten, unwrap
 
 RET = "$ret"  # the local that carries a function's return value through if-merges
@@ -69,12 +70,13 @@ class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin
         self.fn_globals = jit_fn.fn.__globals__
         self.closure = closure_vars(jit_fn.fn)
         self.locals: dict[str, Any] = dict(local_vars)
-        self.loop_depth = 0
         self.current_node: ast.AST = jit_fn.source().tree
 
     # -- entry ------------------------------------------------------------
     def run(self) -> Any:
         """Visits the body; returns the function's return value (or None)."""
+        # the interpreter runs the same check, so the two refuse the same kernels
+        check_function(self.jit_fn.fn, self.src, interpreter=False)
         stack = _active.__dict__.setdefault("stack", [])
         stack.append(self)
         try:
@@ -131,7 +133,8 @@ class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin
         raise err  # outside the handler so the error has no chained context
 
     def generic_visit(self, node: ast.AST) -> Any:
-        raise self.unsupported(node, f"'{_construct_name(node)}' is not supported in kernels")
+        # python_subset.check_function refuses these before any visit
+        raise self.unsupported(node, f"'{construct_name(node)}' is not supported in kernels")
 
     # -- names ------------------------------------------------------------
     def lookup(self, name: str) -> Any:
@@ -156,8 +159,7 @@ class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin
         elif isinstance(target, ast.Attribute):
             aggregates.assign_attribute(self, target, value)
         else:
-            raise self.unsupported(target, f"assignment to '{_construct_name(target)}' is not supported in kernels "
-                                     "(tensors are immutable: use tl.store or tl.where)")
+            raise self.unsupported(target, f"assignment to '{construct_name(target)}' is not supported in kernels")
 
     # -- statements -------------------------------------------------------
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -181,8 +183,6 @@ class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin
         if isinstance(node.target, ast.Attribute):
             load = ast.copy_location(ast.Attribute(value=node.target.value, attr=node.target.attr,
                                                    ctx=ast.Load()), node.target)
-        if load is None:
-            raise self.error(node.target, "augmented assignment is only supported on names in kernels")
         value = self.binary(node, node.op, self.visit(load), self.visit(node.value))
         self.assign(node.target, value)
 
@@ -193,8 +193,6 @@ class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin
         return None
 
     def visit_Return(self, node: ast.Return) -> None:
-        if self.loop_depth:
-            raise self.unsupported(node, "'return' inside a loop is not supported in kernels")
         self.locals[RET] = None if node.value is None else _store_form(self.visit(node.value))
 
     def visit_Assert(self, node: ast.Assert) -> None:
@@ -207,20 +205,6 @@ class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin
             return
         from .. import language as tl
         tl.device_assert(cond, str(msg))
-
-    def visit_Break(self, node: ast.Break) -> None:
-        raise self.unsupported(node, "'break' is not supported in kernels")
-
-    def visit_Continue(self, node: ast.Continue) -> None:
-        raise self.unsupported(node, "'continue' is not supported in kernels")
-
-    def visit_With(self, node: ast.With) -> None:
-        raise self.unsupported(node, "'with' is not supported in kernels")
-
-    def visit_Nonlocal(self, node: ast.AST) -> None:
-        raise self.unsupported(node, f"'{_construct_name(node).lower()}' is not supported in kernels")
-
-    visit_Global = visit_Nonlocal
 
     # -- calls of @jit functions -----------------------------------------
     def call_jit(self, node: ast.AST, callee: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -323,19 +307,8 @@ def _describe(e: BaseException) -> str:
     return msg or type(e).__name__
 
 
-def _construct_name(node: ast.AST) -> str:
-    names = {"Break": "break", "Continue": "continue", "With": "with", "Lambda": "lambda",
-             "Try": "try", "Raise": "raise", "Delete": "del", "ClassDef": "class", "FunctionDef": "def",
-             "ListComp": "list comprehension", "GeneratorExp": "generator expression",
-             "DictComp": "dict comprehension", "SetComp": "set comprehension", "Yield": "yield",
-             "Await": "await", "AsyncFor": "async for", "AsyncWith": "async with", "Global": "global",
-             "Nonlocal": "nonlocal", "Set": "set literal", "Dict": "dict literal", "NamedExpr": ":=",
-             "Match": "match", "Import": "import", "ImportFrom": "import", "While": "while"}
-    return names.get(type(node).__name__, type(node).__name__)
-
-
 def _target_name(node: ast.AST) -> str:
-    return node.id if isinstance(node, ast.Name) else _construct_name(node)
+    return node.id if isinstance(node, ast.Name) else construct_name(node)
 
 
 def _short(v: Any) -> str:

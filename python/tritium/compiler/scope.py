@@ -5,12 +5,10 @@ kernel."""
 from __future__ import annotations
 
 import builtins
-import os
-import types
 from typing import Any
 
-from ..language import core
-from ..language.dtypes import dtype
+from ..language.python_subset import (KERNEL_BUILTINS, closure_allowed, closure_refusal, global_allowed,
+                                      global_refusal)
 
 _MISSING = object()
 
@@ -56,7 +54,7 @@ def _abs(x: Any) -> Any:
     return abs(unwrap(x))
 
 
-#: Python builtins a kernel may use; the rest are "not defined" in kernels.
+#: The kernel meaning of each of python_subset.KERNEL_BUILTINS.
 BUILTINS: dict[str, Any] = {
     **{f.__name__: _static_args(f) for f in (len, int, float, bool, isinstance, getattr, hasattr,
                                               enumerate, zip, list, tuple, type, divmod, round, repr, str)},
@@ -68,23 +66,6 @@ BUILTINS: dict[str, Any] = {
 }
 
 
-def global_allowed(name: str, val: Any, fn_globals: dict) -> bool:
-    from ..runtime.jit import JITFunction
-    if isinstance(val, (types.ModuleType, JITFunction, core.constexpr, dtype)):
-        return True
-    if getattr(val, "__triton_builtin__", False):
-        return True
-    module = getattr(val, "__module__", None) or ""
-    if module.startswith(("tritium.language", "triton.language")):
-        return True
-    if isinstance(val, tuple) and hasattr(val, "_fields"):
-        return True
-    ann = fn_globals.get("__annotations__", {}).get(name)
-    if ann is core.constexpr or (isinstance(ann, str) and ann.endswith("constexpr")):
-        return True
-    return os.environ.get("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS", "0") == "1"
-
-
 def lookup_global(name: str, fn_globals: dict) -> Any:
     val = fn_globals.get(name, _MISSING)
     if val is _MISSING:
@@ -92,39 +73,11 @@ def lookup_global(name: str, fn_globals: dict) -> Any:
             return BUILTINS[name]
         raise NameError(f"name '{name}' is not defined")
     if not global_allowed(name, val, fn_globals):
-        raise NameError(
-            f"cannot access global variable '{name}' from a kernel: globals must be "
-            f"constexpr ('{name} = tl.constexpr(...)'), modules, dtypes or @jit functions")
+        raise NameError(global_refusal(name))
     return val
-
-
-def closure_allowed(name: str, val: Any) -> bool:
-    """Closure cells follow the rule for globals, and may also hold plain
-    immutable values (numbers, strings, None, tuples of allowed values): a
-    factory's parameters, captured when the @jit function is made. Mutable
-    host state (a list, a dict, an arbitrary object) is refused either way."""
-    if val is None or isinstance(val, (bool, int, float, str)):
-        return True
-    if isinstance(val, tuple) and not hasattr(val, "_fields"):
-        return all(closure_allowed(name, v) for v in val)
-    return global_allowed(name, val, {})
 
 
 def lookup_closure(name: str, val: Any) -> Any:
     if not closure_allowed(name, val):
-        raise NameError(
-            f"cannot access closure variable '{name}' ({type(val).__name__}) from a kernel: closure cells, "
-            "like globals, must be constexpr values, numbers, strings, None, tuples of those, modules, "
-            "dtypes or @jit functions")
+        raise NameError(closure_refusal(name, val))
     return val
-
-
-def closure_vars(fn) -> dict[str, Any]:
-    cells = fn.__closure__ or ()
-    out = {}
-    for name, cell in zip(fn.__code__.co_freevars, cells):
-        try:
-            out[name] = cell.cell_contents
-        except ValueError:  # empty cell (assigned later)
-            continue
-    return out

@@ -19,16 +19,9 @@ import numpy as np
 from ..language.dtypes import dtype, float32, float64, int1, int8, int16, int32, int64, uint8, uint16, \
     uint32, uint64, float16
 from . import arith, floats
+from .errors import DeviceAssertionError, InterpreterError
 from .events import DotEvent, EventBus, Location, MemoryEvent
 from .memory import MemoryMap, OutOfBoundsError
-
-
-class DeviceAssertionError(AssertionError):
-    """A `tl.device_assert` / `assert` in an interpreted kernel failed."""
-
-
-class InterpreterError(RuntimeError):
-    """An op the interpreter cannot execute as asked (bad operands or attributes)."""
 
 
 class KArray(np.ndarray):
@@ -99,6 +92,8 @@ class NumpyBuilder:
         self.events = events if events is not None else EventBus()
         self.oob = oob
         self._loc: Location | None = None
+        from .kernel_code import LaunchChecks
+        self.checks = LaunchChecks()
 
     # -- protocol ------------------------------------------------------------
     def set_loc(self, file: str, line: int, col: int) -> None:
@@ -114,6 +109,13 @@ class NumpyBuilder:
                 return Location(fname, f.f_lineno)
             f = f.f_back
         return self._loc
+
+    def call_jit_function(self, fn: Any, args: Sequence[Any]) -> Any:
+        """A @jit function called from inside a builtin (a reduce's combine)."""
+        if not hasattr(fn, "bind_call"):
+            return fn(*args)   # a plain Python function runs as itself, as when compiling
+        from .runner import call_jit_in_interpreter
+        return call_jit_in_interpreter(fn, *args)
 
     def create(self, op: str, operands: Sequence[Any], result_types: Sequence[dtype],
                attrs: dict[str, Any] | None = None) -> list[KArray]:

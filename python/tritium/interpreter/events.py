@@ -1,6 +1,7 @@
 """Normalized events the interpreter emits for memory traffic and dots, and the
 clients that consume them: `Tracer` (records everything) and `Sanitizer`
-(reports out-of-bounds lanes with their kernel locations).
+(reports out-of-bounds lanes with their kernel locations and, on request,
+data races between programs).
 
 Events are emitted *before* the access happens, so a client sees an access even
 when the interpreter then stops on it. Masked-off lanes are carried in `mask`
@@ -14,6 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .memory import MemoryMap
+from .races import RaceDetector
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,17 @@ class DotEvent:
     input_precision: str
 
 
+@dataclass(frozen=True)
+class Launch:
+    """One interpreted launch, given to clients before its first event."""
+    kernel: str
+    grid: tuple
+    memory: MemoryMap
+
+
 class Client(Protocol):
+    """Receives events; `on_launch(launch)` and `on_finish(launch)`, when a
+    client has them, are called before the first and after the last."""
     def on_event(self, event: MemoryEvent | DotEvent, memory: MemoryMap) -> None: ...
 
 
@@ -76,6 +88,18 @@ class EventBus:
     def emit(self, event: MemoryEvent | DotEvent, memory: MemoryMap) -> None:
         for c in self.clients:
             c.on_event(event, memory)
+
+    def launch(self, launch: Launch) -> None:
+        for c in self.clients:
+            hook = getattr(c, "on_launch", None)
+            if hook is not None:
+                hook(launch)
+
+    def finish(self, launch: Launch) -> None:
+        for c in self.clients:
+            hook = getattr(c, "on_finish", None)
+            if hook is not None:
+                hook(launch)
 
 
 @dataclass
@@ -107,17 +131,33 @@ class OutOfBoundsReport:
                 f"first address {int(self.addresses[0]):#x}; {self.detail}")
 
 
+_RACE_ROLE = {"load": "read", "store": "write", "atomic_rmw": "atomic", "atomic_cas": "atomic"}
+
+
 @dataclass
 class Sanitizer:
-    """Collects one report per out-of-bounds access (active lanes only).
+    """Collects one report per out-of-bounds access (active lanes only) and,
+    with `races=True`, data races between programs in `race_reports`
+    (races.py: conflicting accesses to one element from two programs, at
+    least one a plain write, or a plain access meeting an atomic one).
 
     Run with `run_grid(..., oob="skip")` to keep going after a bad access (the
     offending lanes are then treated as masked off) and see every report."""
     reports: list = field(default_factory=list)
+    races: bool = False
+    race_reports: list = field(default_factory=list)
+    _detector: RaceDetector | None = field(default=None, repr=False)
+
+    def on_launch(self, launch: Launch) -> None:
+        if self.races:
+            self._detector = RaceDetector(launch.grid, launch.memory, self.race_reports)
 
     def on_event(self, event: MemoryEvent | DotEvent, memory: MemoryMap) -> None:
         if not isinstance(event, MemoryEvent):
             return
+        if self._detector is not None:
+            self._detector.access(_RACE_ROLE[event.kind], np.asarray([event.pid]), event.addresses[None],
+                                  event.mask[None], event.nbytes, event.loc)
         found = memory.find(event.addresses, event.nbytes)
         bad = (event.mask & (found < 0)).reshape(-1)
         if not bad.any():

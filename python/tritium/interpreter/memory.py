@@ -31,6 +31,13 @@ class Region:
     base: int          # fake address of byte 0 of `data`
     data: np.ndarray   # uint8 view of the caller's memory
     owner: Any = field(repr=False, default=None)  # keeps the memory alive
+    start: int = 0     # fake address of the array's first element
+
+    def element(self, addr: int) -> str:
+        """`name[i]`: the element at `addr`, counted in the array's itemsize from its first element."""
+        size = getattr(self.owner, "itemsize", 1) or 1
+        off = addr - self.start
+        return f"{self.name}[{off // size}]" if off % size == 0 else f"{self.name} byte {off:+d}"
 
     @property
     def end(self) -> int:
@@ -64,7 +71,7 @@ class MemoryMap:
         """Map `arr`'s bytes; returns the fake address of its first element."""
         data, first = byte_view(arr)
         base = self._next
-        self.regions.append(Region(name, base, data, arr))
+        self.regions.append(Region(name, base, data, arr, base + first))
         self._next = (base + data.size + _GAP + _ALIGN - 1) // _ALIGN * _ALIGN
         self._bases = np.array([r.base for r in self.regions], np.int64)
         self._ends = np.array([r.end for r in self.regions], np.int64)

@@ -20,7 +20,7 @@ import types
 from functools import lru_cache
 from typing import Any
 
-from ..compiler.errors import CompilationError
+from ..language.errors import CompilationError
 from ..language import core
 from ..language import iterators
 from ..language.aggregate import constexpr_change_message

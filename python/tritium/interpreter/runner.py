@@ -3,7 +3,9 @@ into the interpreter's memory, then runs the Python kernel once per program id
 under a `NumpyBuilder`, as plain Python (so `print` and `pdb` work inside).
 
 Programs run in Triton's interpreter order (x fastest, then y, then z), or
-shuffled with TRITIUM_INTERPRET_SHUFFLE=1 to expose order dependences.
+shuffled with TRITIUM_INTERPRET_SHUFFLE=1 to expose order dependences;
+TRITIUM_SANITIZE_RACES=1 reports data races between programs (races.py) as a
+DataRaceError when the launch ends.
 """
 from __future__ import annotations
 
@@ -18,7 +20,9 @@ from ..language import core
 from ..language.builder import current_builder, using_builder
 from ..runtime.signature import arg_type
 from .builder import NumpyBuilder, wrap
-from .events import Client, EventBus
+from .errors import DataRaceError
+from .events import Client, EventBus, Launch, Sanitizer
+from .kernel_code import LaunchChecks
 from .memory import MemoryMap
 
 _TRUE = ("1", "true", "yes", "on")
@@ -121,6 +125,15 @@ def _bind(kernel: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str,
     return dict(b.arguments)
 
 
+def check_launch_options(options: dict[str, Any]) -> None:
+    """The launch options the compiler would refuse, refused alike (the
+    message is the compiler's, crates/tritium-codegen Options)."""
+    if "num_warps" in options and options["num_warps"] is not None:
+        w = options["num_warps"]
+        if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or not 1 <= w <= 32 or w & (w - 1):
+            raise ValueError(f"invalid launch option: num_warps must be a power of two from 1 to 32, got {w!r}")
+
+
 def program_order(grid: tuple[int, int, int], shuffle: bool, seed: int | None = None) -> list[tuple[int, int, int]]:
     order = [(x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])]
     if shuffle:
@@ -136,6 +149,7 @@ def run_grid(kernel: Any, grid: Any, bound: dict[str, Any] | Sequence[Any] | Non
     `bound` is the parameter dict the JIT binds (or a positional sequence,
     with `kwargs`); launch options (num_warps, ...) are accepted and only reach
     a callable grid's meta dict. `clients` receive memory/dot events."""
+    check_launch_options(options)
     if bound is None or not isinstance(bound, dict):
         bound = _bind(kernel, list(bound or ()), dict(kwargs or {}))
     elif kwargs:
@@ -146,33 +160,55 @@ def run_grid(kernel: Any, grid: Any, bound: dict[str, Any] | Sequence[Any] | Non
     types = _types_for(kernel, bound)
     memory = MemoryMap()
     hosts: list[_HostArg] = []
-    builder = NumpyBuilder(memory, grid, EventBus(list(clients)), oob=oob)
-    fn = getattr(kernel, "fn", kernel)
+    clients = list(clients)
+    race_check = None
+    if os.environ.get("TRITIUM_SANITIZE_RACES", "0").lower() in _TRUE:
+        race_check = Sanitizer(races=True)
+        clients.append(race_check)
+    bus = EventBus(clients)
+    builder = NumpyBuilder(memory, grid, bus, oob=oob)
+    fn = builder.checks.prepare(getattr(kernel, "fn", kernel))
+    launch = Launch(getattr(kernel, "__name__", "kernel"), grid, memory)
     try:
         with using_builder(builder):
             args = {name: _convert(name, bound[name], types[name], memory, hosts) for name in bound}
+            bus.launch(launch)
             for pid in program_order(grid, shuffle, seed):
                 builder.pid = pid
                 fn(**args)
+            bus.finish(launch)
     finally:
         for h in hosts:
             if h.writeback is not None:
                 h.writeback()
+    if race_check is not None and race_check.race_reports:
+        reps = race_check.race_reports
+        more = f"\n... and {len(reps) - 5} more" if len(reps) > 5 else ""
+        raise DataRaceError(f"'{launch.kernel}': {len(reps)} data race(s) between programs "
+                            "(TRITIUM_SANITIZE_RACES=1):\n" + "\n".join(str(r) for r in reps[:5]) + more)
 
 
 def call_jit_in_interpreter(jitfn: Any, *args: Any, **kwargs: Any) -> Any:
-    """A @jit function called from an interpreted kernel: runs its Python body,
-    with constexpr parameters as plain Python values (like the kernel's own)."""
-    if not getattr(current_builder(), "is_interpreter", False):
+    """A @jit function called from an interpreted kernel: runs its Python body
+    (checked as the compiler checks it), with constexpr parameters as plain
+    Python values (like the kernel's own)."""
+    builder = current_builder()
+    if not getattr(builder, "is_interpreter", False):
         raise RuntimeError("call_jit_in_interpreter: no interpreter is running")
     fn = getattr(jitfn, "fn", jitfn)
-    # a JITFunction analysed its signature once; this runs once per program and call
-    sig = getattr(jitfn, "signature", None) or inspect.signature(fn)
-    constexprs = getattr(jitfn, "constexpr_names", None)
-    if constexprs is None:
-        constexprs = {n for n, p in sig.parameters.items() if core.is_constexpr_annotation(p.annotation)}
-    b = sig.bind(*args, **kwargs)
-    for name in constexprs:
-        if name in b.arguments:
-            b.arguments[name] = core._unwrap(b.arguments[name])
-    return fn(*b.args, **b.kwargs)
+    if hasattr(jitfn, "bind_call"):   # errors name the function, as the compiler's do
+        bound = jitfn.bind_call(args, kwargs)
+        for name in jitfn.constexpr_names:
+            bound[name] = core._unwrap(bound[name])
+        call_args, call_kwargs = (), bound
+    else:
+        call_args, call_kwargs = args, kwargs
+    checks = builder.checks
+    loc = builder.location()
+    checks.refuse_recursion(fn, loc.file if loc else None, loc.line if loc else None)
+    run = checks.prepare(fn)
+    checks.calls.append(fn)
+    try:
+        return run(*call_args, **call_kwargs)
+    finally:
+        checks.calls.pop()

@@ -67,8 +67,12 @@ def same_static(a: Any, b: Any) -> bool:
 
 
 def _call_jit_function(fn: Any, args: list) -> Any:
-    """Hook the frontend/interpreter replaces to call (inline) a @jit function
-    from inside a builtin, e.g. a reduce combine function."""
+    """Hook the frontend replaces to call (inline) a @jit function from inside
+    a builtin, e.g. a reduce combine function; otherwise the current builder
+    calls it if it knows how (the interpreter runs its checked Python body)."""
+    call = getattr(current_builder(), "call_jit_function", None)
+    if call is not None:
+        return call(fn, list(args))
     inner = getattr(fn, "fn", None)
     return inner(*args) if callable(inner) else fn(*args)
 

@@ -140,7 +140,7 @@ class JITFunction(KernelInterface):
 
     def source(self):
         if self._source is None:
-            from ..compiler.source import parse_function
+            from ..language.source import parse_function
             try:
                 self._source = parse_function(self.fn)
             except OSError as e:
