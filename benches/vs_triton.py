@@ -144,18 +144,23 @@ def triton_python() -> Path:
     return TRITON_VENV / "bin" / "python"
 
 
-def ensure_triton_venv() -> Path:
-    """The private venv with triton==3.6.0, created on first use."""
+def ensure_triton_venv(extra: tuple[str, ...] = ()) -> Path:
+    """The private venv with triton==3.6.0 (and any `extra` requirements, such
+    as the numpy<2.4 Triton's interpreter needs), created on first use."""
     py = triton_python()
     check = [str(py), "-c", f"import triton, sys; sys.exit(triton.__version__ != {TRITON_VERSION!r})"]
-    if py.exists() and subprocess.run(check, capture_output=True).returncode == 0:
+    pins = [f"triton=={TRITON_VERSION}", *extra]
+    record = TRITON_VENV / ".installed-requirements"   # what the last pip install here was asked for
+    done = set(record.read_text().split("\n")) if record.exists() else set()
+    if py.exists() and subprocess.run(check, capture_output=True).returncode == 0 and set(extra) <= done:
         return py
-    print(f"setting up {TRITON_VENV.relative_to(ROOT)} with triton=={TRITON_VERSION} (one time)...", file=sys.stderr)
+    print(f"setting up {TRITON_VENV.relative_to(ROOT)} with {' '.join(pins)} (one time)...", file=sys.stderr)
     if not py.exists():
         subprocess.run([sys.executable, "-m", "venv", str(TRITON_VENV)], check=True)
-    subprocess.run([str(py), "-m", "pip", "install", "--quiet", f"triton=={TRITON_VERSION}"], check=True)
+    subprocess.run([str(py), "-m", "pip", "install", "--quiet", *pins], check=True)
     if subprocess.run(check, capture_output=True).returncode != 0:
         raise SystemExit(f"triton {TRITON_VERSION} did not install into {TRITON_VENV}")
+    record.write_text("\n".join(sorted(done | set(pins))))
     return py
 
 

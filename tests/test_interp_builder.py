@@ -12,7 +12,7 @@ from hypothesis import given, strategies as st
 
 from tritium.interpreter import (DeviceAssertionError, MemoryMap, NumpyBuilder, OutOfBoundsError, Sanitizer, Tracer,
                                  wrap)
-from tritium.interpreter.events import EventBus
+from tritium.interpreter.events import EventBus, Launch
 from tritium.interpreter import floats
 from tritium.language import dtypes as D
 from tritium.language.dtypes import block_type
@@ -35,6 +35,9 @@ def blk(elem, n):
 
 
 class Env:
+    """Drives the builder with one program's values: handles here have no
+    program axis; `create` adds it to operands and drops it from results."""
+
     def __init__(self, **kw):
         self.b = NumpyBuilder(**kw)
 
@@ -42,8 +45,16 @@ class Env:
         arr = np.asarray(values)
         return wrap(arr, blk(elem, arr.shape) if arr.ndim else elem)
 
+    def create(self, name, handles, tys, attrs):
+        ins = [None if h is None else h[None] for h in handles]
+        return [r[0, ...] for r in self.b.create(name, ins, tys, attrs)]
+
+    def combine(self, name, handles, tys, attrs, elem_types, fn):
+        ins = [h[None] for h in handles]
+        return [r[0, ...] for r in self.b.create_combine(name, ins, tys, attrs, elem_types, fn)]
+
     def op(self, name, *handles, ty, **attrs):
-        return self.b.create(name, list(handles), [ty], attrs)[0]
+        return self.create(name, list(handles), [ty], attrs)[0]
 
     def same_ty(self, h):
         return blk(h.ktype, h.shape) if h.ndim else h.ktype
@@ -305,23 +316,23 @@ def test_masked_load_store_never_touch_masked_lanes(env):
     p = _ptrs(env, base, np.arange(16))
     mask = env.v(np.arange(16) < 10, D.int1)
     other = env.v(np.full(16, -1.0, np.float32), D.float32)
-    got = env.b.create("load", [p, mask, other], [blk(D.float32, 16)], {})[0]
+    got = env.create("load", [p, mask, other], [blk(D.float32, 16)], {})[0]
     assert got.tolist() == list(range(10)) + [-1.0] * 6
-    zero_fill = env.b.create("load", [p, mask], [blk(D.float32, 16)], {})[0]
+    zero_fill = env.create("load", [p, mask], [blk(D.float32, 16)], {})[0]
     assert zero_fill.tolist()[10:] == [0.0] * 6
     val = env.v(np.full(16, 7.0, np.float32), D.float32)
     even = env.v((np.arange(16) % 2 == 0) & (np.arange(16) < 10), D.int1)
-    env.b.create("store", [p, val, even], [], {})
+    env.create("store", [p, val, even], [], {})
     assert data.tolist() == [7.0 if i % 2 == 0 else float(i) for i in range(10)]
     none = env.v(np.zeros(16, bool), D.int1)
-    env.b.create("store", [_ptrs(env, base, np.arange(16) + 1000), val, none], [], {})  # all-false mask
+    env.create("store", [_ptrs(env, base, np.arange(16) + 1000), val, none], [], {})  # all-false mask
 
 
 def test_unmasked_out_of_bounds_raises_with_context(env):
     base = _mapped(env, "x_ptr", np.zeros(4, np.float32))
     p = _ptrs(env, base, np.arange(8))
     with pytest.raises(OutOfBoundsError) as ei:
-        env.b.create("load", [p], [blk(D.float32, 8)], {})
+        env.create("load", [p], [blk(D.float32, 8)], {})
     msg = str(ei.value)
     assert "'x_ptr'" in msg and hex(int(base) + 16) in msg and "program (0, 0, 0)" in msg
     assert "test_interp_builder.py" in msg
@@ -330,9 +341,9 @@ def test_unmasked_out_of_bounds_raises_with_context(env):
 def test_scalar_load_store_and_int64(env):
     data = np.array([2 ** 40, -5], np.int64)
     base = _mapped(env, "d", data)
-    assert env.b.create("load", [base], [D.int64], {})[0].item() == 2 ** 40
+    assert env.create("load", [base], [D.int64], {})[0].item() == 2 ** 40
     p1 = env.op("addptr", base, env.v(np.int32(1), D.int32), ty=base.ktype)
-    env.b.create("store", [p1, env.v(np.int64(9), D.int64)], [], {})
+    env.create("store", [p1, env.v(np.int64(9), D.int64)], [], {})
     assert data[1] == 9
 
 
@@ -341,9 +352,9 @@ def test_bf16_memory_representation(env):
     base = _mapped(env, "h", raw)
     bptr = env.op("bitcast", base, ty=D.pointer_type(D.bfloat16))
     p = _ptrs(env, bptr, [0, 1])
-    v = env.b.create("load", [p], [blk(D.bfloat16, 2)], {})[0]
+    v = env.create("load", [p], [blk(D.bfloat16, 2)], {})[0]
     assert v.dtype == np.float32 and v.tolist() == [1.0, 3.140625]
-    env.b.create("store", [p, env.op("add", v, v, ty=blk(D.bfloat16, 2))], [], {})
+    env.create("store", [p, env.op("add", v, v, ty=blk(D.bfloat16, 2))], [], {})
     assert raw.tolist() == [0x4000, 0x40C9]
 
 
@@ -352,21 +363,21 @@ def test_strided_argument_is_addressable(env):
     view = full[::2]
     base = _mapped(env, "v", view)
     p = _ptrs(env, base, np.arange(10) * 2)  # the kernel steps by the stride
-    assert env.b.create("load", [p], [blk(D.int32, 10)], {})[0].tolist() == view.tolist()
+    assert env.create("load", [p], [blk(D.int32, 10)], {})[0].tolist() == view.tolist()
 
 
 def test_fp8_memory_and_negative_strides(env):
     raw = np.array([0x38, 0x40, 0xB8, 0x7E], np.uint8)  # e4m3: 1, 2, -1, 448
     base = _mapped(env, "f8", raw)
     p = _ptrs(env, env.op("bitcast", base, ty=D.pointer_type(D.float8e4nv)), [0, 1, 2, 3])
-    v = env.b.create("load", [p], [blk(D.float8e4nv, 4)], {})[0]
+    v = env.create("load", [p], [blk(D.float8e4nv, 4)], {})[0]
     assert v.tolist() == [1.0, 2.0, -1.0, 448.0]
-    env.b.create("store", [p, env.op("mul", v, v, ty=blk(D.float8e4nv, 4))], [], {})
+    env.create("store", [p, env.op("mul", v, v, ty=blk(D.float8e4nv, 4))], [], {})
     # 1, 4, 1, and 448*448 saturates (fp8 results are re-rounded with satfinite)
     assert raw.tolist() == [0x38, 0x48, 0x38, 0x7E]
     rev = np.arange(6, dtype=np.int32)[::-1]
     rbase = _mapped(env, "rev", rev)
-    got = env.b.create("load", [_ptrs(env, rbase, [0, -1, -5])], [blk(D.int32, 3)], {})[0]
+    got = env.create("load", [_ptrs(env, rbase, [0, -1, -5])], [blk(D.int32, 3)], {})[0]
     assert got.tolist() == [5, 4, 0]
 
 
@@ -375,17 +386,17 @@ def test_atomics_return_old_values_in_lane_order(env):
     base = _mapped(env, "m", mem)
     p = _ptrs(env, base, [0, 0, 1, 0, 1])
     val = env.v(np.array([1, 2, 3, 4, 5], np.int32), D.int32)
-    old = env.b.create("atomic_rmw", [p, val], [blk(D.int32, 5)], {"kind": "add"})[0]
+    old = env.create("atomic_rmw", [p, val], [blk(D.int32, 5)], {"kind": "add"})[0]
     assert old.tolist() == [0, 1, 0, 3, 3] and mem.tolist() == [7, 8]
     mask = env.v(np.array([True, False, True, False, False]), D.int1)
-    old = env.b.create("atomic_rmw", [p, val, mask], [blk(D.int32, 5)], {"kind": "xchg"})[0]
+    old = env.create("atomic_rmw", [p, val, mask], [blk(D.int32, 5)], {"kind": "xchg"})[0]
     assert old.tolist() == [7, 0, 8, 0, 0] and mem.tolist() == [1, 3]
     neg = env.v(np.array([-1] * 5, np.int32), D.int32)
-    env.b.create("atomic_rmw", [p, neg], [blk(D.int32, 5)], {"kind": "max"})
+    env.create("atomic_rmw", [p, neg], [blk(D.int32, 5)], {"kind": "max"})
     assert mem.tolist() == [1, 3]
     for kind, ref in (("and", [1 & 2 & 4, 3 & 3 & 5]), ("or", [1 | 2 | 4 | 1, 3 | 3 | 5 | 1]), ):
         mem[:] = [1, 3]
-        env.b.create("atomic_rmw", [p, val], [blk(D.int32, 5)], {"kind": kind})
+        env.create("atomic_rmw", [p, val], [blk(D.int32, 5)], {"kind": kind})
         assert mem.tolist() == ([1 & 1 & 2 & 4, 3 & 3 & 5] if kind == "and" else [1 | 1 | 2 | 4, 3 | 3 | 5])
 
 
@@ -394,12 +405,12 @@ def test_atomic_unsigned_max_and_float_add(env):
     base = _mapped(env, "u", mem)
     p = _ptrs(env, base, [0, 0])
     v = env.v(np.array([0xFFFFFFFF, 3], np.uint32), D.uint32)
-    env.b.create("atomic_rmw", [p, v], [blk(D.uint32, 2)], {"kind": "max"})
+    env.create("atomic_rmw", [p, v], [blk(D.uint32, 2)], {"kind": "max"})
     assert mem[0] == 0xFFFFFFFF
     f = np.zeros(1, np.float32)
     fb = _mapped(env, "f", f)
     fp = _ptrs(env, fb, [0] * 4)
-    old = env.b.create("atomic_rmw", [fp, env.v(np.full(4, 0.5, np.float32), D.float32)], [blk(D.float32, 4)],
+    old = env.create("atomic_rmw", [fp, env.v(np.full(4, 0.5, np.float32), D.float32)], [blk(D.float32, 4)],
                        {"kind": "add"})[0]
     assert old.tolist() == [0.0, 0.5, 1.0, 1.5] and f[0] == 2.0
 
@@ -410,9 +421,9 @@ def test_atomic_cas_spin_lock_pattern(env):
     p = _ptrs(env, base, [0, 0, 0])
     zero = env.v(np.zeros(3, np.int32), D.int32)
     one = env.v(np.ones(3, np.int32), D.int32)
-    old = env.b.create("atomic_cas", [p, zero, one], [blk(D.int32, 3)], {})[0]
+    old = env.create("atomic_cas", [p, zero, one], [blk(D.int32, 3)], {})[0]
     assert old.tolist() == [0, 1, 1] and lock[0] == 1
-    old = env.b.create("atomic_cas", [base, env.v(np.int32(1), D.int32), env.v(np.int32(0), D.int32)],
+    old = env.create("atomic_cas", [base, env.v(np.int32(1), D.int32), env.v(np.int32(0), D.int32)],
                        [D.int32], {})[0]
     assert old.item() == 1 and lock[0] == 0
 
@@ -420,7 +431,7 @@ def test_atomic_cas_spin_lock_pattern(env):
 def test_atomic_out_of_bounds_raises(env):
     base = _mapped(env, "a", np.zeros(2, np.int32))
     with pytest.raises(OutOfBoundsError):
-        env.b.create("atomic_rmw", [_ptrs(env, base, [0, 5]), env.v(np.ones(2, np.int32), D.int32)],
+        env.create("atomic_rmw", [_ptrs(env, base, [0, 5]), env.v(np.ones(2, np.int32), D.int32)],
                      [blk(D.int32, 2)], {"kind": "add"})
 
 
@@ -437,7 +448,7 @@ def test_reduce_sum_through_combine(env, shape, axis):
     x = np.arange(np.prod(shape), dtype=np.int32).reshape(shape) * 7 - 50
     out_shape = shape[:axis] + shape[axis + 1:]
     rty = blk(D.int32, out_shape) if out_shape else D.int32
-    r = env.b.create_combine("reduce", [env.v(x, D.int32)], [rty], {"axis": axis}, [D.int32],
+    r = env.combine("reduce", [env.v(x, D.int32)], [rty], {"axis": axis}, [D.int32],
                              _add_combine(env, D.int32))[0]
     assert r.shape == out_shape and np.array_equal(r, x.sum(axis=axis))
 
@@ -455,7 +466,7 @@ def test_reduce_argmax_with_value_index_combine(env):
         return [env.op("select", take, v2, v1, ty=D.float32), env.op("select", take, i2, i1, ty=D.int32)]
 
     idx = env.v(np.arange(8, dtype=np.int32), D.int32)
-    v, i = env.b.create_combine("reduce", [env.v(x, D.float32), idx], [D.float32, D.int32], {"axis": 0},
+    v, i = env.combine("reduce", [env.v(x, D.float32), idx], [D.float32, D.int32], {"axis": 0},
                                 [D.float32, D.int32], combine)
     assert v.item() == 9.0 and i.item() == 1
 
@@ -463,8 +474,8 @@ def test_reduce_argmax_with_value_index_combine(env):
 def test_reduce_is_left_to_right_for_non_commutative_combines(env):
     x = np.array([4, 9, 2, 9, 7, 9, 1, 3], np.int32)
     v = env.v(x, D.int32)
-    first = env.b.create_combine("reduce", [v], [D.int32], {"axis": 0}, [D.int32], lambda a, n: [a[0]])[0]
-    last = env.b.create_combine("reduce", [v], [D.int32], {"axis": 0}, [D.int32], lambda a, n: [n[0]])[0]
+    first = env.combine("reduce", [v], [D.int32], {"axis": 0}, [D.int32], lambda a, n: [a[0]])[0]
+    last = env.combine("reduce", [v], [D.int32], {"axis": 0}, [D.int32], lambda a, n: [n[0]])[0]
     assert first.item() == 4 and last.item() == 3
 
     def strict_max(accs, news):  # keeps the accumulator on ties: the earliest index must win
@@ -472,7 +483,7 @@ def test_reduce_is_left_to_right_for_non_commutative_combines(env):
         return [env.op("select", take, n, a, ty=D.int32) for a, n in zip(accs, news)]
 
     idx = env.v(np.arange(8, dtype=np.int32), D.int32)
-    _, i = env.b.create_combine("reduce", [v, idx], [D.int32, D.int32], {"axis": 0}, [D.int32, D.int32],
+    _, i = env.combine("reduce", [v, idx], [D.int32, D.int32], {"axis": 0}, [D.int32, D.int32],
                                 strict_max)
     assert i.item() == 1
 
@@ -481,7 +492,7 @@ def test_reduce_is_left_to_right_for_non_commutative_combines(env):
 @pytest.mark.parametrize("shape,axis", [((16,), 0), ((4, 8), 1), ((8, 4), 0)])
 def test_scan_cumsum(env, shape, axis, reverse):
     x = np.random.default_rng(1).integers(-100, 100, shape).astype(np.int32)
-    r = env.b.create_combine("scan", [env.v(x, D.int32)], [blk(D.int32, shape)], {"axis": axis, "reverse": reverse},
+    r = env.combine("scan", [env.v(x, D.int32)], [blk(D.int32, shape)], {"axis": axis, "reverse": reverse},
                              [D.int32], _add_combine(env, D.int32))[0]
     ref = np.flip(np.cumsum(np.flip(x, axis), axis), axis) if reverse else np.cumsum(x, axis)
     assert np.array_equal(r, ref)
@@ -501,7 +512,7 @@ def test_scan_keeps_operand_order_for_non_commutative_combine(env):
         return [accs[0]]
 
     v = env.v(np.arange(8, dtype=np.int64), D.int64)
-    sc = lambda comb, rev: env.b.create_combine("scan", [v], [blk(D.int64, 8)], {"axis": 0, "reverse": rev},
+    sc = lambda comb, rev: env.combine("scan", [v], [blk(D.int64, 8)], {"axis": 0, "reverse": rev},
                                                 [D.int64], comb)[0].tolist()
     assert sc(last, False) == list(range(8))
     assert sc(first, False) == [0] * 8
@@ -515,19 +526,19 @@ def test_dot(env):
     rng = np.random.default_rng(2)
     a, b = rng.standard_normal((16, 32)).astype(np.float32), rng.standard_normal((32, 16)).astype(np.float32)
     acc = np.ones((16, 16), np.float32)
-    r = env.b.create("dot", [env.v(a, D.float32), env.v(b, D.float32), env.v(acc, D.float32)],
+    r = env.create("dot", [env.v(a, D.float32), env.v(b, D.float32), env.v(acc, D.float32)],
                      [blk(D.float32, (16, 16))], {"input_precision": "ieee"})[0]
     assert r.dtype == np.float32
     np.testing.assert_allclose(r, a.astype(np.float64) @ b + 1, rtol=1e-5, atol=1e-5)
     ia = np.full((16, 32), 127, np.int8)
     ib = np.full((32, 16), 127, np.int8)
     iacc = np.full((16, 16), 2 ** 31 - 1 - 32 * 127 * 127 + 1, np.int32)
-    r = env.b.create("dot", [env.v(ia, D.int8), env.v(ib, D.int8), env.v(iacc, D.int32)],
+    r = env.create("dot", [env.v(ia, D.int8), env.v(ib, D.int8), env.v(iacc, D.int32)],
                      [blk(D.int32, (16, 16))], {})[0]
     assert r.dtype == np.int32 and (r == -2 ** 31).all()  # wraps like an int32 accumulator
     ha = a.astype(np.float16)
     hb = b.astype(np.float16)
-    r = env.b.create("dot", [env.v(ha, D.float16), env.v(hb, D.float16), env.v(np.zeros((16, 16), np.float16),
+    r = env.create("dot", [env.v(ha, D.float16), env.v(hb, D.float16), env.v(np.zeros((16, 16), np.float16),
                                                                                   D.float16)],
                      [blk(D.float16, (16, 16))], {})[0]
     assert r.dtype == np.float16
@@ -544,7 +555,7 @@ def test_shape_ops(env):
     assert np.array_equal(env.op("broadcast", col, ty=blk(D.int32, (2, 4))), np.broadcast_to([[1], [2]], (2, 4)))
     j = env.op("join", h, h, ty=blk(D.int32, (2, 4, 2)))
     assert np.array_equal(j, np.stack([x, x], -1))
-    s0, s1 = env.b.create("split", [j], [blk(D.int32, (2, 4))] * 2, {})
+    s0, s1 = env.create("split", [j], [blk(D.int32, (2, 4))] * 2, {})
     assert np.array_equal(s0, x) and np.array_equal(s1, x)
     c = env.op("cat", h, h, ty=blk(D.int32, (4, 4)))
     assert sorted(c.reshape(-1).tolist()) == sorted(x.reshape(-1).tolist() * 2)
@@ -566,11 +577,11 @@ def test_program_ids():
 
 def test_assert_and_print(env, capsys):
     env.b.pid = (1, 0, 0)
-    env.b.create("assert", [env.v(np.array([True, True]), D.int1)], [], {"msg": "fine"})
+    env.create("assert", [env.v(np.array([True, True]), D.int1)], [], {"msg": "fine"})
     with pytest.raises(DeviceAssertionError, match=r"program \(1, 0, 0\).*lane\(s\) \[\(1,\)\].*x must be positive"):
-        env.b.create("assert", [env.v(np.array([True, False]), D.int1)], [], {"msg": "x must be positive"})
-    env.b.create("print", [env.v(np.array([1, 2], np.int32), D.int32)], [], {"prefix": " x: ", "hex": False})
-    env.b.create("print", [env.v(np.array([255], np.int32), D.int32)], [], {"prefix": " h: ", "hex": True})
+        env.create("assert", [env.v(np.array([True, False]), D.int1)], [], {"msg": "x must be positive"})
+    env.create("print", [env.v(np.array([1, 2], np.int32), D.int32)], [], {"prefix": " x: ", "hex": False})
+    env.create("print", [env.v(np.array([255], np.int32), D.int32)], [], {"prefix": " h: ", "hex": True})
     out = capsys.readouterr().out.splitlines()
     assert out == ["pid (1, 0, 0) x: [1 2]", "pid (1, 0, 0) h: [0xff]"]
 
@@ -580,14 +591,15 @@ def test_tracer_and_sanitizer_events():
     env = Env(events=EventBus([tracer, san]), oob="skip")
     data = np.arange(4, dtype=np.int32)
     base = _mapped(env, "data", data)
+    env.b.events.launch(Launch("k", (1, 1, 1), env.b.memory))
     p = _ptrs(env, base, np.arange(8))
     masked = env.v(np.arange(8) < 4, D.int1)
-    env.b.create("load", [p, masked], [blk(D.int32, 8)], {})      # masked-off OOB lanes: fine
-    got = env.b.create("load", [p], [blk(D.int32, 8)], {})[0]     # unmasked OOB: reported, skipped
+    env.create("load", [p, masked], [blk(D.int32, 8)], {})      # masked-off OOB lanes: fine
+    got = env.create("load", [p], [blk(D.int32, 8)], {})[0]     # unmasked OOB: reported, skipped
     assert got.tolist() == [0, 1, 2, 3, 0, 0, 0, 0]
-    env.b.create("store", [p, env.v(np.ones(8, np.int32), D.int32), masked], [], {})
+    env.create("store", [p, env.v(np.ones(8, np.int32), D.int32), masked], [], {})
     assert [e.kind for e in tracer.events] == ["load", "load", "store"]
-    assert tracer.of_kind("store")[0].mask.tolist() == [True] * 4 + [False] * 4
+    assert tracer.of_kind("store")[0].mask[0].tolist() == [True] * 4 + [False] * 4
     assert len(san.reports) == 1
     rep = san.reports[0]
     assert rep.kind == "load" and rep.lanes.tolist() == [4, 5, 6, 7]

@@ -20,7 +20,7 @@ def _assert_positive(x_ptr, BLOCK: tl.constexpr):
 
 def test_device_assert():
     _assert_positive[(1,)](np.ones(4, np.int32), BLOCK=4)
-    pattern = r"program \(0, 0, 0\) at .*test_interp_debug.py:\d+ .*lane\(s\) \[\(2,\)\].*x must be positive"
+    pattern = r"test_interp_debug.py:\d+:\d+: error: .*program \(0, 0, 0\) at lane\(s\) \[\(2,\)\]: x must be positive"
     with pytest.raises(DeviceAssertionError, match=pattern):
         _assert_positive[(1,)](np.array([1, 2, -3, 4], np.int32), BLOCK=4)
 

@@ -66,7 +66,7 @@ def _oob(x_ptr, BLOCK: tl.constexpr):
 
 
 def test_unmasked_out_of_bounds_names_the_kernel_line():
-    with pytest.raises(OutOfBoundsError, match=r"'x_ptr'.*program \(0, 0, 0\).*test_interp_memory.py:\d+"):
+    with pytest.raises(OutOfBoundsError, match=r"test_interp_memory.py:\d+:\d+: error: .*'x_ptr'.*program \(0, 0, 0\)"):
         _oob[(1,)](np.zeros(10, np.float32), BLOCK=16)
 
 

@@ -232,7 +232,8 @@ def test_assert_on_a_tensor_is_a_device_assert():
     assert x.tolist() == list(range(8))
     line = _asserts.fn.__code__.co_firstlineno + 3
     with pytest.raises(DeviceAssertionError,
-                       match=rf"program \(0, 0, 0\) at {re.escape(__file__)}:{line}\b.*\(6,\), \(7,\).*oops"):
+                       match=rf"^{re.escape(__file__)}:{line}:4: error: device assertion failed in program "
+                             r"\(0, 0, 0\) at lane\(s\) \[\(6,\), \(7,\)\]: oops"):
         run_grid(_asserts, (1,), (x, 6), kwargs={"BLOCK": 8})
     # the compiler makes it a device assert too (kept in debug mode)
     ir = _asserts.ir_text(x, 8, BLOCK=8, debug=True)
@@ -283,8 +284,9 @@ def _too_many(x_ptr):
 
 def test_helper_arity_errors_name_the_helper():
     x = np.zeros(4, np.int32)
-    with pytest.raises(TypeError, match=r"_two\(\) takes 2 arguments but 3 were given"):
+    with pytest.raises(CompilationError, match=r"_two\(\) takes 2 arguments but 3 were given") as err:
         run_grid(_too_many, (1,), (x,))
+    assert err.value.lineno == _too_many.fn.__code__.co_firstlineno + 2
     with pytest.raises(CompilationError, match=r"_two\(\) takes 2 arguments but 3 were given"):
         _too_many.compile_ir(x)
 

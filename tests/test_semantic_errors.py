@@ -2,13 +2,12 @@
 plus the interpreter-only conversions and the constexpr protocol."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import tritium.language as tl
 from tritium.language.builder import using_builder
 
-from _recording_builder import RecordingBuilder, recording
+from _recording_builder import recording
 
 F32, F16, I32 = tl.float32, tl.float16, tl.int32
 
@@ -161,22 +160,9 @@ def test_cdiv_on_constexprs_and_tensors():
 # ----- interpreter-only conversions
 
 
-class _ScalarInterp(RecordingBuilder):
-    """Records like the recorder but hands out NumPy values for constants, as
-    the interpreter's builder does, so __bool__/__index__ can be exercised."""
-    is_interpreter = True
-
-    def create(self, op, operands, result_types, attrs=None):
-        res = super().create(op, operands, result_types, attrs)
-        if op == "const":
-            v = np.array(attrs["value"])
-            self.types[id(v)] = result_types[0]
-            return [v]
-        return res
-
-
 def test_interpreter_conversions():
-    b = _ScalarInterp()
+    from tritium.interpreter import NumpyBuilder
+    b = NumpyBuilder()
     with using_builder(b):
         t = tl.to_tensor(5)
         assert int(t) == 5 and [10, 20, 30, 40, 50, 60][t] == 60 and float(t) == 5.0

@@ -8,7 +8,7 @@ import builtins
 from typing import Any
 
 from ..language.python_subset import (KERNEL_BUILTINS, closure_allowed, closure_refusal, global_allowed,
-                                      global_refusal)
+                                      global_refusal, kernel_minmax)
 
 _MISSING = object()
 
@@ -31,24 +31,6 @@ def _static_args(fn):
     return call
 
 
-def _minmax(py_fn, tl_name: str):
-    def call(*args: Any, **kwargs: Any) -> Any:
-        from .values import is_static, unwrap
-        from .. import language as tl
-        if len(args) == 1 and isinstance(unwrap(args[0]), (tuple, list)):
-            args = tuple(unwrap(args[0]))
-        if all(is_static(a) for a in args):
-            return py_fn(*[unwrap(a) for a in args], **kwargs)
-        if not args:
-            raise TypeError(f"{py_fn.__name__}() expects at least one argument")
-        acc = args[0]
-        for a in args[1:]:
-            acc = getattr(tl, tl_name)(acc, a, **kwargs)
-        return acc
-    call.__name__ = py_fn.__name__
-    return call
-
-
 def _abs(x: Any) -> Any:
     from .values import unwrap
     return abs(unwrap(x))
@@ -59,8 +41,8 @@ BUILTINS: dict[str, Any] = {
     **{f.__name__: _static_args(f) for f in (len, int, float, bool, isinstance, getattr, hasattr,
                                               enumerate, zip, list, tuple, type, divmod, round, repr, str)},
     "range": builtins.range,
-    "min": _minmax(min, "minimum"),
-    "max": _minmax(max, "maximum"),
+    "min": kernel_minmax(min, "minimum"),
+    "max": kernel_minmax(max, "maximum"),
     "abs": _abs,
     "print": _device_print,
 }

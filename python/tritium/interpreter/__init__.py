@@ -1,13 +1,17 @@
-"""The NumPy interpreter: runs @jit kernels on the CPU one program at a time
-(TRITIUM_INTERPRET=1 or `jit(interpret=True)`), emitting memory/dot events to
-tracing clients (`Tracer`, `Sanitizer`)."""
+"""The NumPy interpreter: runs @jit kernels on the CPU (TRITIUM_INTERPRET=1 or
+`jit(interpret=True)`), many programs per NumPy step, emitting normalized
+events to clients (docs/debugging.md): `Tracer`, `Sanitizer` (out of bounds,
+data races), `Visualizer`, `Profiler`, or your own."""
 from .builder import KArray, NumpyBuilder, wrap
 from .errors import DataRaceError, DeviceAssertionError, InterpreterError
-from .events import DotEvent, EventBus, Launch, Location, MemoryEvent, OutOfBoundsReport, Sanitizer, Tracer
+from .events import (Client, DotEvent, Event, EventBus, Launch, Location, MemoryEvent, ReduceEvent, TensorArg, Tracer,
+                     add_client, clients, remove_client)
 from .memory import MemoryMap, OutOfBoundsError
 from .races import RaceReport
 from .runner import call_jit_in_interpreter, normalize_grid, run_grid
+from .sanitizer import OutOfBoundsReport, Sanitizer
 
-__all__ = ["DataRaceError", "DeviceAssertionError", "DotEvent", "EventBus", "InterpreterError", "KArray", "Launch",
-           "Location", "MemoryEvent", "MemoryMap", "NumpyBuilder", "OutOfBoundsError", "OutOfBoundsReport",
-           "RaceReport", "Sanitizer", "Tracer", "call_jit_in_interpreter", "normalize_grid", "run_grid", "wrap"]
+__all__ = ["Client", "DataRaceError", "DeviceAssertionError", "DotEvent", "Event", "EventBus", "InterpreterError",
+           "KArray", "Launch", "Location", "MemoryEvent", "MemoryMap", "NumpyBuilder", "OutOfBoundsError",
+           "OutOfBoundsReport", "RaceReport", "ReduceEvent", "Sanitizer", "TensorArg", "Tracer", "add_client",
+           "call_jit_in_interpreter", "clients", "normalize_grid", "remove_client", "run_grid", "wrap"]

@@ -1,35 +1,54 @@
-"""`NumpyBuilder`: executes each op of docs/ir.md at once with NumPy, vectorised
-over the block, for the interpreter (language/builder.py's protocol).
+"""`NumpyBuilder`: executes each op of docs/ir.md at once with NumPy for the
+interpreter (language/builder.py's protocol), for a batch of programs at once.
 
-Handles are `KArray`s: NumPy arrays (0-d for scalar types) in the storage
-dtype of floats.py, tagged with their kernel scalar type so ops that need an
-operand's type (store, bitcast, cast out of bf16/fp8) know it. Semantics follow
-compiled code: integers wrap, f32 stays f32, see arith.py for the edge cases.
+Handles are `KArray`s: NumPy arrays in the storage dtype of floats.py, tagged
+with their kernel scalar type, whose first axis is the program axis: length P
+(the programs of the batch, `pids`) for a value that may differ between them,
+length 1 for one they all share; a scalar is (1,) or (P,), a block (1|P,
+*shape). Elementwise ops broadcast over it for free (elementwise.py); ops with
+axes shift them by one. Python needs single values (a condition, a loop
+bound): `scalar_value` gives the programs' common value or raises
+batches.Diverged. Memory ops and their events are in memory_ops.py.
 """
 from __future__ import annotations
 
 import functools
-
+import linecache
 import os
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from ..language.dtypes import dtype, float32, float64, int1, int8, int16, int32, int64, uint8, uint16, \
-    uint32, uint64, float16
+from ..language import core
+from ..language.dtypes import dtype, float16, float32, float64, int1, int8, int16, int32, int64, uint8, uint16, \
+    uint32, uint64
 from . import arith, floats
+from .batches import Diverged, NeedsOrder
+from .elementwise import ELEMENTWISE, ElementwiseOps
 from .errors import DeviceAssertionError, InterpreterError
-from .events import DotEvent, EventBus, Location, MemoryEvent
-from .memory import MemoryMap, OutOfBoundsError
+from .events import DotEvent, EventBus, Location, ReduceEvent
+from .memory import MemoryMap
+from .memory_ops import MemoryOps
 
 
 class KArray(np.ndarray):
-    """A NumPy array that remembers the kernel scalar type it holds."""
+    """A NumPy array that remembers the kernel scalar type it holds and, for
+    clients, where its values came from (`origin`: the addresses a load read,
+    or the Location of the dot that computed it)."""
     ktype: dtype | None = None
+    origin: Any = None
 
     def __array_finalize__(self, obj: Any) -> None:
         self.ktype = getattr(obj, "ktype", None)
+
+    def __repr__(self) -> str:
+        # one program's value reads as the value itself (print and pdb in kernels)
+        arr = np.asarray(self)
+        one = arr[0] if arr.ndim and arr.shape[0] == 1 else arr
+        return str(one.item()) if one.ndim == 0 else np.array2string(one)
+
+    __str__ = __repr__
 
 
 _NP_TO_KTYPE = {
@@ -72,13 +91,39 @@ def is_user_file(filename: str) -> bool:
     """Kernel code, as opposed to the tritium package (asked per frame, per event)."""
     return not os.path.abspath(filename).startswith(_PKG_DIR)
 
-_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-        "gt": np.greater, "ge": np.greater_equal}
-_UNARY_FLOAT = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
-                "sqrt_rn": np.sqrt, "sin": np.sin, "cos": np.cos, "floor": np.floor, "ceil": np.ceil}
+
+@functools.lru_cache(maxsize=256)
+def _columns(code: Any) -> tuple:
+    positions = getattr(code, "co_positions", None)   # Python 3.11+
+    return tuple(p[2] or 0 for p in positions()) if positions else ()
 
 
-class NumpyBuilder:
+def _column(frame: Any) -> int:
+    cols = _columns(frame.f_code)
+    i = frame.f_lasti // 2
+    return cols[i] if 0 <= i < len(cols) else 0
+
+
+_NO_ORIGIN = (None, None, None, None)
+
+
+def _axis(attrs: dict, rank: int) -> int:
+    a = int(attrs["axis"])
+    return a + rank if a < 0 else a
+
+
+def _bound(v: Any) -> np.ndarray:
+    if isinstance(v, core.tensor):
+        return np.asarray(v.handle).reshape(-1).astype(np.int64)
+    return np.array([int(core._unwrap(v))], np.int64)
+
+
+def _common_lead(vals: Sequence[np.ndarray]) -> list[np.ndarray]:
+    n = max(v.shape[0] for v in vals)
+    return [np.broadcast_to(v, (n, *v.shape[1:])) for v in vals]
+
+
+class NumpyBuilder(ElementwiseOps, MemoryOps):
     is_interpreter = True
     enable_assertions = True
 
@@ -88,12 +133,84 @@ class NumpyBuilder:
             raise ValueError(f"oob must be 'raise' or 'skip', got {oob!r}")
         self.memory = memory if memory is not None else MemoryMap()
         self.grid = tuple(grid) + (1,) * (3 - len(grid))
-        self.pid = (0, 0, 0)
+        self.pids = np.zeros((1, 3), np.int32)     # the programs of the running batch, in order
         self.events = events if events is not None else EventBus()
         self.oob = oob
+        self.undo: list | None = None              # write log of a batch that may be run again
+        self.widest = 1                            # most elements one program's op touched
         self._loc: Location | None = None
+        self._origin_of: Sequence[Any] = _NO_ORIGIN
         from .kernel_code import LaunchChecks
         self.checks = LaunchChecks()
+
+    # -- batches ---------------------------------------------------------------
+    @property
+    def pid(self) -> tuple:
+        """The (first) running program."""
+        return tuple(int(v) for v in self.pids[0])
+
+    @pid.setter
+    def pid(self, value: Sequence[int]) -> None:
+        self.begin_batch(np.asarray([tuple(value) + (0,) * (3 - len(value))], np.int32))
+
+    def begin_batch(self, pids: np.ndarray) -> None:
+        self.pids = np.asarray(pids, np.int32).reshape(-1, 3)
+        several = len(self.pids) > 1
+        self.undo = [] if several else None
+        self.events.holding = several
+
+    def end_batch(self) -> None:
+        self.undo = None
+        if self.events.holding:
+            self.events.holding = False
+            self.events.flush()
+
+    def abandon_batch(self) -> None:
+        """Undo the running batch's writes and drop its events: it runs again."""
+        if self.undo:
+            self.memory.restore(self.undo)
+        self.events.discard()
+        self.events.holding = False
+
+    def require_order(self, what: str) -> None:
+        if len(self.pids) > 1:
+            raise NeedsOrder(what)
+
+    def scalar_value(self, h: Any, what: str) -> Any:
+        """The Python value of a one-element handle, the same in every program
+        of the batch (else Diverged, with each program's value)."""
+        arr = np.asarray(h)
+        if arr.ndim == 0:
+            return arr.item()
+        col = arr.reshape(arr.shape[0], -1)[:, 0]
+        if len(col) == 1:
+            return col[0].item()
+        keys = col.astype(bool) if what == "bool" else col
+        if keys.dtype.kind == "f":
+            keys = keys.view(f"u{keys.dtype.itemsize}")
+        if (keys == keys[0]).all():
+            return col[0].item()
+        raise Diverged(keys)
+
+    def loop(self, start: Any, end: Any, step: Any, iv_type: dtype) -> Iterator[Any]:
+        """A range loop's induction values as scalar tensors of `iv_type`. The
+        programs of a batch may start and step differently, but must agree on
+        the trip count (else Diverged, keyed by it)."""
+        s, e, st = np.broadcast_arrays(*(_bound(v) for v in (start, end, step)))
+        if (st == 0).any():
+            raise ValueError("range() step must not be zero")
+        with np.errstate(all="ignore"):
+            trips = np.where(st > 0, (e - s + st - 1) // st, (s - e - st - 1) // -np.where(st < 0, st, -1))
+        trips = np.maximum(trips, 0)
+        if len(trips) > 1 and (trips != trips[0]).any():
+            raise Diverged(trips)
+        return (core.tensor(wrap(s + k * st, iv_type), iv_type) for k in range(int(trips[0])))
+
+    def wrap(self, value: Any, ty: dtype, origin: Any = None) -> KArray:
+        out = wrap(value, ty)
+        if origin is not None:
+            out.origin = origin
+        return out
 
     # -- protocol ------------------------------------------------------------
     def set_loc(self, file: str, line: int, col: int) -> None:
@@ -104,9 +221,9 @@ class NumpyBuilder:
         (kernels run as plain Python), else the last `set_loc`."""
         f = sys._getframe(1)
         while f is not None:
-            fname = f.f_code.co_filename
-            if is_user_file(fname):
-                return Location(fname, f.f_lineno)
+            code = f.f_code
+            if is_user_file(code.co_filename):
+                return Location(code.co_filename, f.f_lineno, _column(f), code.co_name)
             f = f.f_back
         return self._loc
 
@@ -121,19 +238,25 @@ class NumpyBuilder:
                attrs: dict[str, Any] | None = None) -> list[KArray]:
         impl = getattr(self, "_op_" + op, None)
         if impl is None:
-            impl = self._ELEMENTWISE.get(op)
+            impl = ELEMENTWISE.get(op)
             if impl is None:
                 raise InterpreterError(f"the interpreter does not know op {op!r}")
             impl = impl.__get__(self)
         types = [None if h is None else ktype_of(h) for h in operands]
         vals = [None if h is None else np.asarray(h) for h in operands]
+        if self.events.active:
+            self._origin_of = [getattr(h, "origin", None) for h in operands] + [None] * 3
         return impl(op, vals, types, list(result_types), attrs or {})
 
     def create_combine(self, op: str, operands: Sequence[Any], result_types: Sequence[dtype],
                        attrs: dict[str, Any], elem_types: Sequence[dtype],
                        combine: Callable[[list, list], list]) -> list[KArray]:
-        vals = [np.asarray(h) for h in operands]
-        axis = int(attrs["axis"])
+        vals = _common_lead([np.asarray(h) for h in operands])
+        axis = _axis(attrs, vals[0].ndim - 1) + 1
+        if self.events.active:
+            name = getattr(combine, "__name__", "combine")
+            self.events.emit(ReduceEvent(self.pids, self.location(), op, vals[0].shape[1:], axis - 1,
+                                         tuple(elem_types), name))
         if op == "reduce":
             outs = self._reduce(vals, axis, elem_types, combine)
             return [wrap(np.squeeze(o, axis), t) for o, t in zip(outs, result_types)]
@@ -152,9 +275,16 @@ class NumpyBuilder:
                                f"it executes target assembly; run the kernel compiled on a GPU instead")
 
     # -- helpers ---------------------------------------------------------------
-    def _where(self) -> str:
+    def _error(self, cls: type, message: str) -> Exception:
+        """`cls(message)` located at the kernel line running now."""
         loc = self.location()
-        return f"program {self.pid}" + (f" at {loc}" if loc else "")
+        if loc is None:
+            return cls(message)
+        return cls(message, loc.file, loc.line, loc.col, linecache.getline(loc.file, loc.line) or None)
+
+    def _where(self, program: int = 0) -> str:
+        # the location itself heads the message (errors.located)
+        return f"program {tuple(int(v) for v in self.pids[program])}"
 
     def _call_combine(self, combine, accs, news, elem_types, shape) -> list[np.ndarray]:
         outs = combine([wrap(a, t) for a, t in zip(accs, elem_types)], [wrap(n, t) for n, t in zip(news, elem_types)])
@@ -190,7 +320,7 @@ class NumpyBuilder:
     # -- constants and ids -------------------------------------------------
     def _op_const(self, op, vals, types, rtys, attrs):
         ty = rtys[0]
-        shape = ty.shape if ty.is_block() else ()
+        shape = (1, *(ty.shape if ty.is_block() else ()))
         v = attrs["value"]
         sca = ty.scalar
         if sca.is_floating():
@@ -199,290 +329,64 @@ class NumpyBuilder:
         return [wrap(np.full(shape, v, floats.storage_dtype(sca)), ty)]
 
     def _op_splat(self, op, vals, types, rtys, attrs):
-        return [wrap(np.broadcast_to(vals[0], rtys[0].shape), rtys[0])]
+        v = vals[0].reshape(-1)     # one value per program (or one for all)
+        shape = rtys[0].shape
+        return [wrap(np.broadcast_to(v.reshape((len(v),) + (1,) * len(shape)), (len(v), *shape)), rtys[0])]
 
     def _op_arange(self, op, vals, types, rtys, attrs):
-        return [wrap(np.arange(int(attrs["start"]), int(attrs["end"]), dtype=np.int32), rtys[0])]
+        return [wrap(np.arange(int(attrs["start"]), int(attrs["end"]), dtype=np.int32)[None], rtys[0])]
 
     def _op_program_id(self, op, vals, types, rtys, attrs):
-        return [wrap(np.int32(self.pid[int(attrs["axis"])]), int32)]
+        return [wrap(self.pids[:, int(attrs["axis"])], int32)]
 
     def _op_num_programs(self, op, vals, types, rtys, attrs):
-        return [wrap(np.int32(self.grid[int(attrs["axis"])]), int32)]
+        return [wrap(np.full(1, self.grid[int(attrs["axis"])], np.int32), int32)]
 
-    # -- elementwise ---------------------------------------------------------
-    def _arith(self, op, vals, types, rtys, attrs):
-        a, b = vals
-        ty = rtys[0]
-        sca = ty.scalar
-        with np.errstate(all="ignore"):
-            if sca.is_int1():  # arithmetic modulo 2
-                out = {"add": np.logical_xor, "sub": np.logical_xor, "mul": np.logical_and}[op](a, b)
-            else:
-                out = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op](a, b)
-        return [wrap(out, ty)]
-
-    def _div(self, op, vals, types, rtys, attrs):
-        a, b = vals
-        ty = rtys[0]
-        sca = ty.scalar
-        with np.errstate(all="ignore"):
-            if sca.is_floating():
-                if op == "rem":
-                    out = np.fmod(a, b)
-                else:
-                    out = np.divide(a, b)
-            elif sca.is_int1():  # dividing by false (0) follows the integer rule: all ones / the dividend
-                out = np.where(b, a, True) if op == "div" else np.where(b, False, a)
-            elif op == "div":
-                out = arith.int_div(a, b, sca)
-            elif op == "rem":
-                out = arith.int_rem(a, b, sca)
-            else:
-                raise InterpreterError(f"{op} needs float operands, got {sca}")
-        return [wrap(out, ty)]
-
-    def _bitwise(self, op, vals, types, rtys, attrs):
-        a, b = vals
-        out = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op](a, b)
-        return [wrap(out, rtys[0])]
-
-    def _shift(self, op, vals, types, rtys, attrs):
-        return [wrap(arith.shift(vals[0], vals[1], rtys[0], op == "shl"), rtys[0])]
-
-    def _minmax(self, op, vals, types, rtys, attrs):
-        a, b = vals
-        ty = rtys[0]
-        if ty.scalar.is_floating():
-            prop = bool(attrs.get("propagate_nan", False))
-            fn = {("min", False): np.fmin, ("max", False): np.fmax,
-                  ("min", True): np.minimum, ("max", True): np.maximum}[(op, prop)]
-        else:
-            fn = np.minimum if op == "min" else np.maximum
-        return [wrap(fn(a, b), ty)]
-
-    def _op_umulhi(self, op, vals, types, rtys, attrs):
-        return [wrap(arith.umulhi(vals[0], vals[1], rtys[0]), rtys[0])]
-
-    def _op_cmp(self, op, vals, types, rtys, attrs):
-        pred = attrs["pred"]
-        if pred not in _CMP:
-            raise InterpreterError(f"cmp: unknown predicate {pred!r}")
-        return [wrap(_CMP[pred](vals[0], vals[1]), rtys[0])]
-
-    def _op_neg(self, op, vals, types, rtys, attrs):
-        with np.errstate(all="ignore"):
-            out = vals[0] if rtys[0].scalar.is_int1() else np.negative(vals[0])
-        return [wrap(out, rtys[0])]
-
-    def _op_not(self, op, vals, types, rtys, attrs):
-        return [wrap(np.invert(vals[0]), rtys[0])]
-
-    def _op_abs(self, op, vals, types, rtys, attrs):
-        with np.errstate(all="ignore"):
-            out = vals[0] if rtys[0].scalar.is_int_unsigned() or rtys[0].scalar.is_int1() else np.abs(vals[0])
-        return [wrap(out, rtys[0])]
-
-    def _unary_math(self, op, vals, types, rtys, attrs):
-        x = vals[0]
-        ty = rtys[0]
-        if not ty.scalar.is_floating():
-            raise InterpreterError(f"{op} needs a float operand, got {ty.scalar}")
-        with np.errstate(all="ignore"):
-            if op == "erf":
-                out = arith.erf(x)
-            elif op == "rsqrt":
-                out = np.divide(x.dtype.type(1), np.sqrt(x))
-            else:
-                out = _UNARY_FLOAT[op](x)
-        return [wrap(out, ty)]
-
-    def _op_fma(self, op, vals, types, rtys, attrs):
-        return [wrap(arith.fma(*vals, rtys[0]), rtys[0])]  # one rounding from float64
-
-    def _op_select(self, op, vals, types, rtys, attrs):
-        return [wrap(np.where(vals[0], vals[1], vals[2]), rtys[0])]
-
-    def _op_clamp(self, op, vals, types, rtys, attrs):
-        x, lo, hi = vals
-        with np.errstate(all="ignore"):
-            if bool(attrs.get("propagate_nan", False)):
-                out = np.minimum(np.maximum(x, lo), hi)
-            else:
-                out = np.fmin(np.fmax(x, lo), hi)
-        return [wrap(out, rtys[0])]
-
-    # -- casts and pointers ------------------------------------------------
-    def _op_cast(self, op, vals, types, rtys, attrs):
-        src, dst = types[0], rtys[0].scalar
-        if src.is_ptr() or dst.is_ptr():
-            raise InterpreterError(f"cast between {src} and {dst}: use ptr_to_int/int_to_ptr/bitcast")
-        rounding = attrs.get("rounding", "rtne") or "rtne"
-        return [wrap(arith.cast(vals[0], src, dst, rounding), rtys[0])]
-
-    def _op_bitcast(self, op, vals, types, rtys, attrs):
-        src, dst = types[0], rtys[0].scalar
-        if src.primitive_bitwidth != dst.primitive_bitwidth:
-            raise InterpreterError(f"bitcast from {src} to {dst}: bit widths differ")
-        return [wrap(floats.from_bits(floats.to_bits(vals[0], src), dst), rtys[0])]
-
-    def _op_ptr_to_int(self, op, vals, types, rtys, attrs):
-        return [wrap(vals[0], rtys[0])]
-
-    def _op_int_to_ptr(self, op, vals, types, rtys, attrs):
-        return [wrap(vals[0].astype(np.int64), rtys[0])]
-
-    def _op_addptr(self, op, vals, types, rtys, attrs):
-        elem = rtys[0].scalar.element_ty
-        with np.errstate(all="ignore"):
-            off = vals[1].astype(np.int64) * np.int64(floats.memory_itemsize(elem))
-            out = vals[0].astype(np.int64) + off
-        return [wrap(out, rtys[0])]
-
-    # -- memory ----------------------------------------------------------------
-    def _lanes(self, ptr: np.ndarray, mask: np.ndarray | None, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
-        addr = np.broadcast_to(ptr, shape).astype(np.int64)
-        active = np.ones(shape, bool) if mask is None else np.broadcast_to(mask, shape).astype(bool)
-        return addr, active
-
-    def _access(self, kind: str, addr, active, elem: dtype, atomic_kind: str = "") -> np.ndarray:
-        """Emits the event, then checks bounds; returns the region of each lane
-        (-1 = not accessed)."""
-        nbytes = floats.memory_itemsize(elem)
-        if self.events.active:
-            self.events.emit(MemoryEvent(kind, self.pid, self.location(), addr.copy(), active.copy(), elem,
-                                         nbytes, atomic_kind), self.memory)
-        if self.oob == "skip":
-            return np.where(active, self.memory.find(addr, nbytes), -1)
-        try:
-            return self.memory.check(addr, active, nbytes, kind)
-        except OutOfBoundsError as e:
-            raise OutOfBoundsError(f"{e} ({self._where()})") from None
-
-    def _read(self, addr, regions, elem: dtype) -> np.ndarray:
-        nbytes = floats.memory_itemsize(elem)
-        raw = self.memory.gather(addr, regions, nbytes)
-        bits = raw.view(np.dtype(f"<u{nbytes}")).reshape(addr.shape)
-        return floats.from_bits(bits, elem)
-
-    def _write(self, addr, regions, elem: dtype, value: np.ndarray) -> None:
-        nbytes = floats.memory_itemsize(elem)
-        bits = floats.to_bits(np.broadcast_to(value, addr.shape), elem)
-        raw = np.ascontiguousarray(bits.astype(np.dtype(f"<u{nbytes}"))).reshape(-1).view(np.uint8)
-        self.memory.scatter(addr, regions, raw.reshape(-1, nbytes))
-
-    def _op_load(self, op, vals, types, rtys, attrs):
-        ty = rtys[0]
-        elem = ty.scalar
-        shape = ty.shape if ty.is_block() else ()
-        mask = vals[1] if len(vals) > 1 else None
-        other = vals[2] if len(vals) > 2 else None
-        addr, active = self._lanes(vals[0], mask, shape)
-        regions = self._access("load", addr, active, elem)
-        data = self._read(addr, regions, elem)
-        fill = np.zeros(shape, data.dtype) if other is None else np.broadcast_to(other, shape)
-        return [wrap(np.where(regions >= 0, data, fill), ty)]
-
-    def _op_store(self, op, vals, types, rtys, attrs):
-        ptr_t = types[0]
-        elem = ptr_t.element_ty if ptr_t.is_ptr() else types[1]
-        shape = np.shape(vals[0])
-        mask = vals[2] if len(vals) > 2 else None
-        addr, active = self._lanes(vals[0], mask, shape)
-        regions = self._access("store", addr, active, elem)
-        self._write(addr, regions, elem, vals[1])
-        return []
-
-    def _atomic(self, kind: str, atomic_kind: str, addr, active, elem: dtype, update: Callable) -> np.ndarray:
-        """Applies `update(old, lanes) -> new` lane by lane in lane order per
-        address: lanes are grouped into rounds where each address occurs once,
-        so every round is one vectorised read-modify-write."""
-        shape = addr.shape
-        regions = self._access(kind, addr, active, elem, atomic_kind)
-        flat_addr, flat_reg = addr.reshape(-1), regions.reshape(-1)
-        old = np.zeros(flat_addr.shape, floats.storage_dtype(elem))
-        lanes = np.flatnonzero(flat_reg >= 0)
-        if lanes.size:
-            a = flat_addr[lanes]
-            order = np.argsort(a, kind="stable")
-            sa = a[order]
-            starts = np.concatenate([[True], sa[1:] != sa[:-1]])
-            first = np.flatnonzero(starts)[np.cumsum(starts) - 1]
-            rank = np.empty(lanes.size, np.int64)
-            rank[order] = np.arange(lanes.size) - first
-            for r in range(int(rank.max()) + 1):
-                sel = lanes[rank == r]
-                cur = self._read(flat_addr[sel], flat_reg[sel], elem)
-                old[sel] = cur
-                new = update(cur, sel)
-                self._write(flat_addr[sel], flat_reg[sel], elem, new)
-        return old.reshape(shape)
-
-    def _op_atomic_rmw(self, op, vals, types, rtys, attrs):
-        ty = rtys[0]
-        elem = ty.scalar
-        kind = attrs["kind"]
-        shape = ty.shape if ty.is_block() else ()
-        mask = vals[2] if len(vals) > 2 else None
-        addr, active = self._lanes(vals[0], mask, shape)
-        val = np.broadcast_to(vals[1], shape).reshape(-1)
-        floating = elem.is_floating()
-        fns = {"add": np.add, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
-               "max": np.fmax if floating else np.maximum, "min": np.fmin if floating else np.minimum}
-        if kind not in fns and kind != "xchg":
-            raise InterpreterError(f"atomic_rmw: unknown kind {kind!r}")
-
-        def update(old, sel):
-            with np.errstate(all="ignore"):
-                new = val[sel] if kind == "xchg" else fns[kind](old, val[sel])
-            return np.asarray(wrap(new, elem))
-        return [wrap(self._atomic("atomic_rmw", kind, addr, active, elem, update), ty)]
-
-    def _op_atomic_cas(self, op, vals, types, rtys, attrs):
-        ty = rtys[0]
-        elem = ty.scalar
-        shape = ty.shape if ty.is_block() else ()
-        addr, active = self._lanes(vals[0], None, shape)
-        cmp = floats.to_bits(np.broadcast_to(vals[1], shape), elem).reshape(-1)
-        val = np.broadcast_to(vals[2], shape).reshape(-1)
-
-        def cas(old, sel):  # compares bit patterns, as the hardware does
-            return np.where(floats.to_bits(old, elem) == cmp[sel], val[sel], old)
-        return [wrap(self._atomic("atomic_cas", "cas", addr, active, elem, cas), ty)]
-
-    # -- shape ops -------------------------------------------------------------
+    # -- shape ops (axes shifted past the program axis) -------------------------
     def _op_broadcast(self, op, vals, types, rtys, attrs):
-        return [wrap(np.broadcast_to(vals[0], rtys[0].shape), rtys[0])]
+        v = vals[0]
+        return [wrap(np.broadcast_to(v, (v.shape[0], *rtys[0].shape)), rtys[0])]
 
     def _op_expand_dims(self, op, vals, types, rtys, attrs):
-        return [wrap(np.expand_dims(vals[0], int(attrs["axis"])), rtys[0])]
+        return [wrap(np.expand_dims(vals[0], _axis(attrs, len(rtys[0].shape)) + 1), rtys[0])]
 
     def _op_reshape(self, op, vals, types, rtys, attrs):
-        return [wrap(np.reshape(vals[0], rtys[0].shape), rtys[0])]
+        v = vals[0]
+        shape = rtys[0].shape if rtys[0].is_block() else ()
+        return [wrap(np.reshape(v, (v.shape[0], *shape)), rtys[0])]
 
     def _op_permute(self, op, vals, types, rtys, attrs):
-        return [wrap(np.transpose(vals[0], tuple(attrs["order"])), rtys[0])]
+        order = (0, *(int(o) + 1 for o in attrs["order"]))
+        origin = self._origin_of[0]
+        if isinstance(origin, np.ndarray):
+            origin = np.transpose(origin, order)
+        return [self.wrap(np.transpose(vals[0], order), rtys[0], origin=origin)]
 
     def _op_join(self, op, vals, types, rtys, attrs):
-        return [wrap(np.stack([vals[0], vals[1]], axis=-1), rtys[0])]
+        return [wrap(np.stack(_common_lead(vals[:2]), axis=-1), rtys[0])]
 
     def _op_split(self, op, vals, types, rtys, attrs):
         x = vals[0]
         return [wrap(x[..., 0], rtys[0]), wrap(x[..., 1], rtys[1])]
 
     def _op_cat(self, op, vals, types, rtys, attrs):
-        return [wrap(np.concatenate([vals[0], vals[1]], axis=0), rtys[0])]
-
-    def _hint(self, op, vals, types, rtys, attrs):
-        return [wrap(vals[0], rtys[0])]
+        return [wrap(np.concatenate(_common_lead(vals[:2]), axis=1), rtys[0])]
 
     # -- dot ---------------------------------------------------------------------
     def _op_dot(self, op, vals, types, rtys, attrs):
         a, b, acc = vals
         ty = rtys[0]
+        self.widest = max(self.widest, acc.size // acc.shape[0], a.size // a.shape[0], b.size // b.shape[0])
+        loc = None
         if self.events.active:
-            self.events.emit(DotEvent(self.pid, self.location(), a.shape, b.shape, types[0], types[1], ty.scalar,
-                                      str(attrs.get("input_precision", ""))), self.memory)
+            loc = self.location()
+            n = len(self.pids)
+            a_from, b_from = (o if isinstance(o, np.ndarray) else None for o in self._origin_of[:2])
+            self.events.emit(DotEvent(
+                self.pids, loc, a.shape[1:], b.shape[1:], types[0], types[1], ty.scalar,
+                str(attrs.get("input_precision", "")),
+                None if a_from is None else np.broadcast_to(a_from, (n, *a_from.shape[1:])),
+                None if b_from is None else np.broadcast_to(b_from, (n, *b_from.shape[1:]))))
         with np.errstate(all="ignore"):
             if types[0].is_int():
                 prod = np.matmul(a.astype(np.int64), b.astype(np.int64))
@@ -492,24 +396,30 @@ class NumpyBuilder:
             else:
                 # products of f16/bf16/fp8 inputs are exact in f32; accumulate in f32
                 out = np.matmul(a.astype(np.float32), b.astype(np.float32)) + acc.astype(np.float32)
-        return [wrap(out, ty)]
+        return [self.wrap(out, ty, origin=loc)]
 
     # -- debug -------------------------------------------------------------------
     def _op_assert(self, op, vals, types, rtys, attrs):
         cond = np.asarray(vals[0]).astype(bool)
         if not self.enable_assertions or cond.all():
             return []
-        bad = [tuple(int(i) for i in idx) for idx in np.argwhere(~cond)[:8]] if cond.ndim else []
+        per_program = cond.reshape(cond.shape[0], -1) if cond.ndim else cond.reshape(1, 1)
+        program = int(np.flatnonzero(~per_program.all(1))[0])
+        failed = cond[program] if cond.ndim > 1 else np.asarray(cond[program] if cond.ndim else cond)
+        bad = [tuple(int(i) for i in idx) for idx in np.argwhere(~failed)[:8]] if failed.ndim else []
         lanes = f" at lane(s) {bad}" if bad else ""
-        raise DeviceAssertionError(f"device assertion failed in {self._where()}{lanes}: {attrs.get('msg', '')}")
+        raise self._error(DeviceAssertionError, f"device assertion failed in {self._where(program)}{lanes}: "
+                                                f"{attrs.get('msg', '')}")
 
     def _op_print(self, op, vals, types, rtys, attrs):
+        self.require_order("device_print")
         prefix = attrs.get("prefix", "")
         hexa = bool(attrs.get("hex", False))
-        head = f"pid ({self.pid[0]}, {self.pid[1]}, {self.pid[2]})"
+        head = "pid ({}, {}, {})".format(*self.pid)
         if not vals:
             print(head + prefix, flush=True)
         for v, t in zip(vals, types):
+            v = v[0] if v.ndim else v
             if hexa:
                 bits = floats.to_bits(v, t)
                 text = np.array2string(np.asarray(bits), formatter={"all": lambda x: f"0x{int(x):x}"})
@@ -520,18 +430,6 @@ class NumpyBuilder:
 
     def _op_barrier(self, op, vals, types, rtys, attrs):
         return []
-
-
-# ops sharing one implementation, looked up by `create` after the `_op_<name>` methods
-NumpyBuilder._ELEMENTWISE = {
-    **{k: NumpyBuilder._arith for k in ("add", "sub", "mul")},
-    **{k: NumpyBuilder._div for k in ("div", "div_rn", "rem")},
-    **{k: NumpyBuilder._bitwise for k in ("and", "or", "xor")},
-    **{k: NumpyBuilder._shift for k in ("shl", "shr")},
-    **{k: NumpyBuilder._minmax for k in ("min", "max")},
-    **{k: NumpyBuilder._unary_math for k in (*_UNARY_FLOAT, "rsqrt", "erf")},
-    **{k: NumpyBuilder._hint for k in ("multiple_of", "max_contiguous", "max_constancy")},
-}
 
 
 def _slice(v: np.ndarray, axis: int, start: int, stop: int, step: int = 1) -> np.ndarray:

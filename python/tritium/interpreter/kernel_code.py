@@ -1,7 +1,11 @@
 """The code the interpreter runs for a @jit function: its own source, checked
 by language/python_subset.py (the check the compiler runs), with each `assert`
 turned into a call that treats a tensor condition as a device assert, as the
-compiler does (Python would ask the tensor for a single truth value).
+compiler does (Python would ask the tensor for a single truth value), and
+the kernel builtins `range`, `min`, `max` and `print` given the meaning the
+compiler gives them where Python's would differ: `range` over tensors is a
+device loop (tl.range), `min`/`max` of tensors are tl.minimum/tl.maximum,
+and `print` runs the programs one at a time so its lines come in order.
 
 The rewritten function keeps the file, lines and columns of the original and
 its closure cells, so tracebacks, `pdb`, `print` and later rebinding of a
@@ -11,6 +15,7 @@ captured name behave as in the original. A function without source (made by
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import linecache
 import types
@@ -18,9 +23,10 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..language import core, semantic
+from ..language import core, iterators, semantic
+from ..language.builder import current_builder
 from ..language.errors import CompileTimeAssertionFailure, UnsupportedLanguageConstruct
-from ..language.python_subset import check_function, is_jit_function
+from ..language.python_subset import DEBUGGER_MODULES, check_function, free_names, is_jit_function, kernel_minmax
 from ..language.source import FunctionSource, parse_function
 
 _ASSERT = "__tritium_assert__"
@@ -32,6 +38,7 @@ class KernelCode:
     original: types.FunctionType
     src: FunctionSource | None
     run: types.FunctionType     # what the interpreter calls
+    debugs: bool = False        # calls breakpoint() or imports a debugger: programs run one at a time
 
 
 _cache: "weakref.WeakKeyDictionary[types.FunctionType, KernelCode]" = weakref.WeakKeyDictionary()
@@ -44,8 +51,23 @@ def kernel_code(fn: types.FunctionType) -> KernelCode:
             src = parse_function(fn)
         except (OSError, TypeError, SyntaxError, ValueError):
             src = None
-        code = _cache[fn] = KernelCode(fn, src, fn if src is None else _rewrite(fn, src))
+        if src is None:
+            code = KernelCode(fn, None, fn)
+        else:
+            code = KernelCode(fn, src, _rewrite(fn, src), _debugs(src.tree))
+        _cache[fn] = code
     return code
+
+
+def _debugs(fn_def: ast.FunctionDef) -> bool:
+    for node in ast.walk(fn_def):
+        if isinstance(node, ast.Name) and node.id == "breakpoint":
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(n.split(".")[0] in DEBUGGER_MODULES for n in names):
+                return True
+    return False
 
 
 class LaunchChecks:
@@ -56,12 +78,14 @@ class LaunchChecks:
     def __init__(self) -> None:
         self.checked: set[types.FunctionType] = set()
         self.calls: list[types.FunctionType] = []
+        self.debugs = False     # some function checked so far calls a debugger
 
     def prepare(self, fn: types.FunctionType) -> types.FunctionType:
         """`fn`'s runnable code, checked with every @jit function it names."""
         code = kernel_code(fn)
         if fn not in self.checked:
             self.checked.add(fn)
+            self.debugs |= code.debugs
             if code.src is not None:
                 check_function(fn, code.src, interpreter=True, on_free_value=self._follow)
         return code.run
@@ -101,6 +125,24 @@ def _make_assert(src: FunctionSource) -> Callable[..., None]:
     return kernel_assert
 
 
+def kernel_range(*args: Any, **kwargs: Any) -> Any:
+    if kwargs:
+        raise TypeError("range() takes no keyword arguments; use tl.range for loop options")
+    if any(isinstance(a, core.tensor) for a in args):
+        return iterators.range(*args)   # bounds known when the kernel runs: a device loop
+    return builtins.range(*[core._unwrap(a) for a in args])
+
+
+def kernel_print(*args: Any, **kwargs: Any) -> None:
+    current_builder().require_order("print")
+    builtins.print(*args, **kwargs)
+
+
+#: what the kernel builtins mean when interpreted (where Python's meaning would differ)
+_BUILTINS = {"range": kernel_range, "min": kernel_minmax(builtins.min, "minimum"),
+             "max": kernel_minmax(builtins.max, "maximum"), "print": kernel_print}
+
+
 def _rewrite(fn: types.FunctionType, src: FunctionSource) -> types.FunctionType:
     fn_def = copy.deepcopy(src.tree)
     fn_def.decorator_list = []
@@ -123,7 +165,9 @@ def _rewrite(fn: types.FunctionType, src: FunctionSource) -> types.FunctionType:
     # the original's free variables become the free variables of the copy by
     # defining it inside a function whose parameters have their names
     freevars = fn.__code__.co_freevars
-    module = ast.parse(f"def __tritium_interpreted__({', '.join((*freevars, _ASSERT))}):\n"
+    rebound = [n for n, _ in free_names(src.tree)
+               if n in _BUILTINS and n not in freevars and n not in fn.__globals__]
+    module = ast.parse(f"def __tritium_interpreted__({', '.join((*freevars, _ASSERT, *rebound))}):\n"
                        f"    return {fn_def.name}")
     for node in ast.walk(module):
         if hasattr(node, "lineno"):
@@ -139,6 +183,7 @@ def _rewrite(fn: types.FunctionType, src: FunctionSource) -> types.FunctionType:
     inner_code = inner_code.replace(**names)
     cells = dict(zip(freevars, fn.__closure__ or ()))
     cells[_ASSERT] = types.CellType(_make_assert(src))
+    cells.update((n, types.CellType(_BUILTINS[n])) for n in rebound)
     run = types.FunctionType(inner_code, fn.__globals__, fn.__name__, fn.__defaults__,
                              tuple(cells[n] for n in inner_code.co_freevars))
     run.__kwdefaults__ = fn.__kwdefaults__

@@ -16,12 +16,14 @@ from typing import Any
 
 import numpy as np
 
+from .errors import InterpreterError
+
 _ALIGN = 256
 _GAP = 1 << 16
 _FIRST = 1 << 20
 
 
-class OutOfBoundsError(IndexError):
+class OutOfBoundsError(InterpreterError, IndexError):
     """An unmasked load/store/atomic touched an address outside every argument buffer."""
 
 
@@ -66,6 +68,7 @@ class MemoryMap:
         self._next = _FIRST
         self._bases = np.zeros(0, np.int64)
         self._ends = np.zeros(0, np.int64)
+        self._word_views: dict[tuple[int, int], np.ndarray] = {}
 
     def register(self, name: str, arr: np.ndarray) -> int:
         """Map `arr`'s bytes; returns the fake address of its first element."""
@@ -100,43 +103,112 @@ class MemoryMap:
         return f"{where} buffer {near.name!r} [{near.base:#x}, {near.end:#x}) (offset {addr - near.base:+d}); " \
                f"mapped: {', '.join(parts)}"
 
-    def check(self, addr: np.ndarray, active: np.ndarray, nbytes: int, what: str) -> np.ndarray:
-        """Region of each active lane; raises on the first active lane that is
-        out of bounds or misaligned. Inactive lanes get -1 and are never touched."""
-        regions = np.where(active, self.find(addr, nbytes), -1)
-        bad = active & (regions < 0)
-        if bad.any():
+    def locate(self, addr: np.ndarray, active: np.ndarray, nbytes: int) -> int | np.ndarray:
+        """Where the active lanes of an access are: one region index when they
+        all lie in one region (the usual case, told from their extent alone),
+        else the region of each lane (-1 outside every region, or inactive)."""
+        a = addr.reshape(-1)
+        act = active.reshape(-1)
+        lanes = a if act.all() else a[act]
+        if lanes.size == 0:
+            return -1
+        lo, hi = int(lanes.min()), int(lanes.max())
+        ri = int(np.searchsorted(self._bases, lo, side="right")) - 1
+        if ri >= 0 and lo >= self._bases[ri] and hi + nbytes <= self._ends[ri]:
+            return ri
+        return np.where(active, self.find(addr, nbytes), -1)
+
+    def check(self, addr: np.ndarray, active: np.ndarray, nbytes: int, what: str) -> int | np.ndarray:
+        """`locate`, raising on the first active lane that is out of bounds or
+        misaligned. Inactive lanes are never touched."""
+        where = self.locate(addr, active, nbytes)
+        if isinstance(where, np.ndarray):
+            bad = active & (where < 0)
             first = int(np.asarray(addr).reshape(-1)[np.flatnonzero(bad.reshape(-1))[0]])
             raise OutOfBoundsError(f"{what}: address {first:#x} ({nbytes} bytes) is out of bounds; "
                                    f"{self.describe(first)}")
-        if nbytes > 1:
-            mis = active & (np.asarray(addr) % nbytes != 0)
-            if mis.any():
+        if nbytes > 1 and where >= 0:
+            lanes = addr if active.all() else addr[active]
+            if (lanes & (nbytes - 1)).any():
+                mis = active & (addr % nbytes != 0)
                 first = int(np.asarray(addr).reshape(-1)[np.flatnonzero(mis.reshape(-1))[0]])
                 raise OutOfBoundsError(f"{what}: address {first:#x} is not aligned to {nbytes} bytes; "
                                        f"{self.describe(first)}")
-        return regions
+        return where
 
-    def gather(self, addr: np.ndarray, regions: np.ndarray, nbytes: int) -> np.ndarray:
-        """Bytes at each lane with a region >= 0, as an (n, nbytes) uint8 array (zeros elsewhere)."""
-        addr = np.asarray(addr, np.int64).reshape(-1)
-        regions = regions.reshape(-1)
-        out = np.zeros((addr.size, nbytes), np.uint8)
-        span = np.arange(nbytes, dtype=np.int64)
-        for ri in np.unique(regions[regions >= 0]):
-            r = self.regions[ri]
-            lanes = np.flatnonzero(regions == ri)
-            out[lanes] = r.data[(addr[lanes] - r.base)[:, None] + span]
-        return out
+    def _words(self, ri: int, nbytes: int) -> np.ndarray:
+        """Region `ri`'s bytes as unsigned words of `nbytes` (a view, cached)."""
+        key = (ri, nbytes)
+        view = self._word_views.get(key)
+        if view is None:
+            data = self.regions[ri].data
+            view = self._word_views[key] = data[:data.size - data.size % nbytes].view(f"<u{nbytes}")
+        return view
 
-    def scatter(self, addr: np.ndarray, regions: np.ndarray, raw: np.ndarray) -> None:
-        """Write rows of `raw` ((n, nbytes) uint8) at lanes with a region >= 0.
-        With duplicate addresses the highest lane wins (NumPy's assignment order)."""
+    def _groups(self, addr: np.ndarray, where: int | np.ndarray, active: np.ndarray, nbytes: int):
+        """(region, lanes or None for all, byte offsets, word indices or None
+        when some lane is misaligned) per region the active lanes touch."""
+        if isinstance(where, (int, np.integer)):
+            if where < 0:
+                return
+            act = active.reshape(-1)
+            lanes = None if act.all() else np.flatnonzero(act)
+            groups = [(int(where), lanes)]
+        else:
+            where = where.reshape(-1)
+            groups = [(int(ri), np.flatnonzero(where == ri)) for ri in np.unique(where[where >= 0])]
+        for ri, lanes in groups:
+            off = (addr if lanes is None else addr[lanes]) - self.regions[ri].base
+            if nbytes == 1:
+                yield ri, lanes, off, off
+                continue
+            words = off >> (nbytes.bit_length() - 1)
+            yield ri, lanes, off, (None if (off & (nbytes - 1)).any() else words)
+
+    def gather(self, addr: np.ndarray, where: int | np.ndarray, active: np.ndarray, nbytes: int) -> np.ndarray:
+        """The `nbytes`-wide word at each active lane `locate` placed in a
+        region, as unsigned integers of that width (zero elsewhere), one per
+        lane of the flat `addr`."""
         addr = np.asarray(addr, np.int64).reshape(-1)
-        regions = regions.reshape(-1)
-        nbytes = raw.shape[1]
-        span = np.arange(nbytes, dtype=np.int64)
-        for ri in np.unique(regions[regions >= 0]):
-            r = self.regions[ri]
-            lanes = np.flatnonzero(regions == ri)
-            r.data[(addr[lanes] - r.base)[:, None] + span] = raw[lanes]
+        out = None
+        for ri, lanes, off, words in self._groups(addr, where, active, nbytes):
+            if words is not None:
+                vals = self._words(ri, nbytes)[words]
+            else:   # misaligned lanes (oob="skip" lets them through): byte by byte
+                data = self.regions[ri].data
+                vals = np.ascontiguousarray(data[off[:, None] + np.arange(nbytes)]).view(f"<u{nbytes}")[:, 0]
+            if lanes is None:
+                return vals
+            if out is None:
+                out = np.zeros(addr.size, f"<u{nbytes}")
+            out[lanes] = vals
+        return out if out is not None else np.zeros(addr.size, f"<u{nbytes}")
+
+    def scatter(self, addr: np.ndarray, where: int | np.ndarray, active: np.ndarray, words_in: np.ndarray,
+                undo: list | None = None) -> None:
+        """Write `words_in` (unsigned, one per lane of the flat `addr`) at the
+        active lanes `locate` placed in a region. With duplicate addresses the
+        highest lane wins (NumPy's assignment order). `undo`, when given,
+        receives what `restore` needs to put the overwritten words back."""
+        addr = np.asarray(addr, np.int64).reshape(-1)
+        nbytes = words_in.dtype.itemsize
+        for ri, lanes, off, words in self._groups(addr, where, active, nbytes):
+            vals = words_in if lanes is None else words_in[lanes]
+            if words is not None:
+                view = self._words(ri, nbytes)
+                if undo is not None:
+                    undo.append((view, words, view[words]))
+                view[words] = vals
+            else:
+                data = self.regions[ri].data
+                idx = off[:, None] + np.arange(nbytes)
+                if undo is not None:
+                    undo.append((data, idx, data[idx]))
+                data[idx] = np.ascontiguousarray(vals).view(np.uint8).reshape(-1, nbytes)
+
+    @staticmethod
+    def restore(undo: list) -> None:
+        """Undo the writes `scatter` logged, newest first."""
+        for view, idx, old in reversed(undo):
+            view[idx] = old
+        undo.clear()

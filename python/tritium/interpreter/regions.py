@@ -25,8 +25,10 @@ from ..language import core
 from ..language import iterators
 from ..language.aggregate import constexpr_change_message
 from .builder import is_user_file
+from .kernel_code import kernel_range
 
-_LOOP_FUNCTIONS = (builtins.range, iterators.range)
+# `range` in a kernel's interpreted code is kernel_range (kernel_code.py)
+_LOOP_FUNCTIONS = (builtins.range, iterators.range, kernel_range)
 # Operators whose re-evaluation has no side effect (no memory access, no dot).
 _PURE_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift,
                 ast.BitOr, ast.BitXor, ast.BitAnd)

@@ -1,11 +1,14 @@
 """Entry point of interpreted launches: `run_grid` maps the kernel's arguments
-into the interpreter's memory, then runs the Python kernel once per program id
-under a `NumpyBuilder`, as plain Python (so `print` and `pdb` work inside).
+into the interpreter's memory, then runs the Python kernel over the grid in
+batches of programs (batches.py) under a `NumpyBuilder`, as plain Python (so
+`print` and `pdb` work inside; a kernel that calls a debugger, and
+TRITIUM_INTERPRET_BATCH=0, run one program at a time).
 
-Programs run in Triton's interpreter order (x fastest, then y, then z), or
-shuffled with TRITIUM_INTERPRET_SHUFFLE=1 to expose order dependences;
+Programs are taken in Triton's interpreter order (x fastest, then y, then z),
+or shuffled with TRITIUM_INTERPRET_SHUFFLE=1 to expose order dependences;
 TRITIUM_SANITIZE_RACES=1 reports data races between programs (races.py) as a
-DataRaceError when the launch ends.
+DataRaceError when the launch ends. Anything that goes wrong is raised as an
+InterpreterError at the kernel's line (errors.py).
 """
 from __future__ import annotations
 
@@ -19,11 +22,13 @@ import numpy as np
 from ..language import core
 from ..language.builder import current_builder, using_builder
 from ..runtime.signature import arg_type
-from .builder import NumpyBuilder, wrap
-from .errors import DataRaceError
-from .events import Client, EventBus, Launch, Sanitizer
-from .kernel_code import LaunchChecks
+from .batches import Schedule
+from .builder import NumpyBuilder, is_user_file, wrap
+from .errors import DataRaceError, located
+from .events import Client, EventBus, Launch, TensorArg, active_clients
+from .kernel_code import kernel_code
 from .memory import MemoryMap
+from .sanitizer import Sanitizer
 
 _TRUE = ("1", "true", "yes", "on")
 
@@ -81,10 +86,11 @@ class _HostArg:
         return t.view(raw_dtype).numpy() if t.dtype != raw_dtype else t.numpy()
 
 
-def _convert(name: str, value: Any, ty: Any, memory: MemoryMap, hosts: list[_HostArg]) -> Any:
+def _convert(name: str, value: Any, ty: Any, memory: MemoryMap, hosts: list[_HostArg],
+             tensors: list[TensorArg]) -> Any:
     """One kernel argument as the kernel sees it: a plain Python value for a
-    constexpr, a typed scalar tensor, or a pointer tensor into the interpreter's
-    memory."""
+    constexpr, a typed scalar tensor (one value shared by every program), or
+    a pointer tensor into the interpreter's memory."""
     if isinstance(ty, core.constexpr):
         # unwrapped, as Triton's interpreter passes them, so that identity tests
         # such as `FLAG is True` or `bias_ptr is None` behave as in Python
@@ -94,12 +100,15 @@ def _convert(name: str, value: Any, ty: Any, memory: MemoryMap, hosts: list[_Hos
             return None
         host = _HostArg(value)
         hosts.append(host)
-        addr = memory.register(name, host.host)
-        return core.tensor(wrap(np.int64(addr), ty), ty)
+        arr = host.host
+        addr = memory.register(name, arr)
+        tensors.append(TensorArg(name, addr, arr.shape, tuple(st // max(1, arr.itemsize) for st in arr.strides),
+                                 arr.dtype.name, arr.itemsize))
+        return core.tensor(wrap(np.array([addr], np.int64), ty), ty)
     if isinstance(value, core.tensor):
         return value
     v = value.item() if hasattr(value, "item") else value
-    return core.tensor(wrap(v, ty), ty)
+    return core.tensor(wrap(np.array([v]), ty), ty)
 
 
 def _types_for(kernel: Any, bound: dict[str, Any]) -> dict[str, Any]:
@@ -134,21 +143,29 @@ def check_launch_options(options: dict[str, Any]) -> None:
             raise ValueError(f"invalid launch option: num_warps must be a power of two from 1 to 32, got {w!r}")
 
 
-def program_order(grid: tuple[int, int, int], shuffle: bool, seed: int | None = None) -> list[tuple[int, int, int]]:
-    order = [(x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])]
+def program_order(grid: tuple[int, int, int], shuffle: bool, seed: int | None = None) -> np.ndarray:
+    """(N, 3) program ids, x fastest, or shuffled."""
+    z, y, x = np.meshgrid(*(np.arange(g, dtype=np.int32) for g in grid[::-1]), indexing="ij")
+    order = np.stack([x.reshape(-1), y.reshape(-1), z.reshape(-1)], axis=1)
     if shuffle:
-        random.Random(seed).shuffle(order)
+        perm = list(range(len(order)))
+        random.Random(seed).shuffle(perm)
+        order = order[perm]
     return order
 
 
 def run_grid(kernel: Any, grid: Any, bound: dict[str, Any] | Sequence[Any] | None = None, *,
              kwargs: dict[str, Any] | None = None, clients: Sequence[Client] = (), oob: str = "raise",
-             shuffle: bool | None = None, seed: int | None = None, **options: Any) -> None:
+             shuffle: bool | None = None, seed: int | None = None, batch: bool | None = None,
+             frontend: str = "triton", **options: Any) -> None:
     """Run `kernel` (a JITFunction or plain function) over `grid` in the interpreter.
 
     `bound` is the parameter dict the JIT binds (or a positional sequence,
-    with `kwargs`); launch options (num_warps, ...) are accepted and only reach
-    a callable grid's meta dict. `clients` receive memory/dot events."""
+    with `kwargs`); launch options (num_warps, ...) are checked as the
+    compiler checks them and reach only a callable grid's meta dict.
+    `clients` receive events (events.py), after those registered with
+    `add_client` or an enclosing `clients()` block. `batch=False` runs one
+    program at a time."""
     check_launch_options(options)
     if bound is None or not isinstance(bound, dict):
         bound = _bind(kernel, list(bound or ()), dict(kwargs or {}))
@@ -157,26 +174,42 @@ def run_grid(kernel: Any, grid: Any, bound: dict[str, Any] | Sequence[Any] | Non
     grid = normalize_grid(grid, {**options, **bound})
     if shuffle is None:
         shuffle = os.environ.get("TRITIUM_INTERPRET_SHUFFLE", "0").lower() in _TRUE
+    if batch is None:
+        batch = os.environ.get("TRITIUM_INTERPRET_BATCH", "1").lower() in _TRUE
     types = _types_for(kernel, bound)
     memory = MemoryMap()
     hosts: list[_HostArg] = []
-    clients = list(clients)
+    tensors: list[TensorArg] = []
+    clients = [*active_clients(), *clients]
     race_check = None
     if os.environ.get("TRITIUM_SANITIZE_RACES", "0").lower() in _TRUE:
         race_check = Sanitizer(races=True)
         clients.append(race_check)
     bus = EventBus(clients)
     builder = NumpyBuilder(memory, grid, bus, oob=oob)
-    fn = builder.checks.prepare(getattr(kernel, "fn", kernel))
-    launch = Launch(getattr(kernel, "__name__", "kernel"), grid, memory)
+    py_fn = getattr(kernel, "fn", kernel)
+    fn = builder.checks.prepare(py_fn)
     try:
         with using_builder(builder):
-            args = {name: _convert(name, bound[name], types[name], memory, hosts) for name in bound}
+            args = {name: _convert(name, bound[name], types[name], memory, hosts, tensors) for name in bound}
+            launch = Launch(getattr(kernel, "__name__", "kernel"), grid, memory, tuple(tensors), frontend,
+                            py_fn.__code__.co_filename)
             bus.launch(launch)
-            for pid in program_order(grid, shuffle, seed):
-                builder.pid = pid
+
+            def run_batch(pids: np.ndarray) -> None:
+                builder.begin_batch(pids)
                 fn(**args)
+                builder.end_batch()
+            schedule = Schedule(program_order(grid, shuffle, seed), one_at_a_time=not batch or builder.checks.debugs)
+            schedule.run(run_batch, builder.abandon_batch, lambda: builder.widest)
+            launch.batches, launch.restarts = schedule.batches, schedule.restarts
+            launch.one_at_a_time = schedule.one_at_a_time
             bus.finish(launch)
+    except Exception as e:
+        err = located(e, is_user_file)
+        if err is e:
+            raise
+        raise err from None
     finally:
         for h in hosts:
             if h.writeback is not None:
@@ -207,6 +240,8 @@ def call_jit_in_interpreter(jitfn: Any, *args: Any, **kwargs: Any) -> Any:
     loc = builder.location()
     checks.refuse_recursion(fn, loc.file if loc else None, loc.line if loc else None)
     run = checks.prepare(fn)
+    if kernel_code(fn).debugs:
+        builder.require_order("a debugger")
     checks.calls.append(fn)
     try:
         return run(*call_args, **call_kwargs)

@@ -208,8 +208,7 @@ def _interp_value(t: "tensor", what: str):
                         f"compiler turns into control flow)")
     if t.type.is_block() and t.type.numel != 1:
         raise TypeError(f"cannot use a tensor of shape {list(t.shape)} as a Python {what}")
-    h = t.handle
-    return h.item() if hasattr(h, "item") else h
+    return b.scalar_value(t.handle, what)
 
 
 class tensor:

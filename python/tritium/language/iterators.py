@@ -68,8 +68,7 @@ class range:
         return ty
 
     def __iter__(self) -> Iterator[tensor]:
-        if not getattr(current_builder(), "is_interpreter", False):
+        if not hasattr(current_builder(), "loop"):
             raise TypeError("tl.range is a loop for the compiler; it can only be iterated by the interpreter")
-        ty = self.iv_dtype()
-        for i in _py.range(int(self.start), int(self.end), int(self.step)):
-            yield semantic.constant(i, ty)
+        # the builder decides: programs of a batch may start or step differently
+        return current_builder().loop(self.start, self.end, self.step, self.iv_dtype())

@@ -30,6 +30,28 @@ KERNEL_BUILTINS = frozenset({
 INTERPRETER_ONLY_BUILTINS = frozenset({"breakpoint"})
 DEBUGGER_MODULES = frozenset({"pdb", "ipdb", "pudb"})
 
+def _static(v: Any) -> bool:
+    return not isinstance(v, core.tensor) and not (isinstance(v, (tuple, list)) and not all(_static(x) for x in v))
+
+
+def kernel_minmax(py_fn: Callable, tl_name: str) -> Callable:
+    """The kernel meaning of `min`/`max` (both the compiler and the interpreter
+    use it): Python's on compile-time values, a chain of tl.minimum /
+    tl.maximum as soon as one argument is a tensor."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from .. import language as tl
+        if len(args) == 1 and isinstance(core._unwrap(args[0]), (tuple, list)):
+            args = tuple(core._unwrap(args[0]))
+        if all(_static(a) for a in args):
+            return py_fn(*[core._unwrap(a) for a in args], **kwargs)
+        acc = args[0]
+        for a in args[1:]:
+            acc = getattr(tl, tl_name)(acc, a, **kwargs)
+        return acc
+    call.__name__ = py_fn.__name__
+    return call
+
+
 _STATEMENTS = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.If, ast.For, ast.While,
                ast.Assert, ast.Pass)
 _EXPRESSIONS = (ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.IfExp, ast.Compare, ast.Call, ast.JoinedStr,
