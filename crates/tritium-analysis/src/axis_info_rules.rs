@@ -256,6 +256,8 @@ impl<'m> Walk<'m> {
                     f.constancy = min_const.clone();
                 }
             }
+            // the same values, held elsewhere
+            Opcode::ConvertLayout => f = ops[0].clone(),
             Opcode::MultipleOf | Opcode::MaxContiguous | Opcode::MaxConstancy => {
                 f = ops[0].clone();
                 let values = data.attrs.get("values").and_then(Attr::as_int_array).unwrap_or(&[]);

@@ -1,17 +1,120 @@
-//! A layout (from tritium-transforms' layout assignment) applied to one tensor
-//! shape: which elements each thread holds in which registers. Registers are
-//! numbered along the root layout's `order` (fastest dim first), and within a
-//! dim as `rep * size_per_thread + e`, so a thread's consecutive registers are
-//! consecutive elements of the fastest dim (what vectorised access needs).
-//! Element coordinate along root dim d for register r of a thread:
-//! `(rep * cover_d + (warp_d * tpw_d + lane_d) * spt_d + e) mod full_d`.
-//! `size_per_thread` is clamped to the dim's size so no register is a copy.
+//! Layouts (from tritium-transforms' layout assignment) applied to one tensor
+//! shape, as lowering uses them. `TensorLayout` is the generic view every op
+//! can use: the layout's `LinearLayout` (which element register `r` of a
+//! thread holds, which lane and warp bits only replicate). `BlockedLayout` is
+//! the structured view of a blocked layout or a slice of one, for the ops
+//! whose algorithm follows that structure (scans).
+//!
+//! Blocked registers are numbered along the root layout's `order` (fastest
+//! dim first), and within a dim as `rep * size_per_thread + e`, so a thread's
+//! consecutive registers are consecutive elements of the fastest dim (what
+//! vectorised access needs). Element coordinate along root dim d for register
+//! r of a thread: `(rep * cover_d + (warp_d * tpw_d + lane_d) * spt_d + e) mod
+//! full_d`. `size_per_thread` is clamped to the dim's size so no register is a
+//! copy. Both views number registers the same way (tested below).
 use tritium_ir::ScalarKind;
-pub use tritium_transforms::{Blocked, Layout};
+pub use tritium_transforms::layout::linear::{dim_mask, flatten, unflatten, HwDim};
+pub use tritium_transforms::{Blocked, Layout, LinearLayout};
+
+/// A layout applied to one shape: the generic view.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorLayout {
+    pub layout: Layout,
+    pub lin: LinearLayout,
+}
+
+impl TensorLayout {
+    /// None for shared-memory layouts (no registers) or a rank mismatch.
+    pub fn new(layout: &Layout, shape: &[u32]) -> Option<TensorLayout> {
+        Some(TensorLayout { lin: layout.linear(shape)?, layout: layout.clone() })
+    }
+    pub fn shape(&self) -> &[u32] {
+        &self.lin.shape
+    }
+    pub fn numel(&self) -> u32 {
+        self.lin.numel()
+    }
+    pub fn elems_per_thread(&self) -> u32 {
+        self.lin.num_regs()
+    }
+    pub fn threads(&self) -> u32 {
+        self.lin.num_lanes() * self.lin.num_warps()
+    }
+    /// Bits of the flat thread id (`warp * lanes + lane`) that only select copies.
+    pub fn copy_bits(&self) -> u32 {
+        self.lin.copy_mask(HwDim::Lane) | self.lin.copy_mask(HwDim::Warp) << self.lin.lane.len()
+    }
+    /// Whether copies sit in the top bits of the thread id, so `tid <
+    /// owner_threads()` picks one owner of each element.
+    pub fn replicated(&self) -> bool {
+        let m = self.copy_bits();
+        m != 0 && m == (self.threads() - 1) & !((1u32 << m.trailing_zeros()) - 1)
+    }
+    pub fn owner_threads(&self) -> u32 {
+        let m = self.copy_bits();
+        if m == 0 {
+            self.threads()
+        } else {
+            1 << m.trailing_zeros()
+        }
+    }
+    /// Consecutive registers holding consecutive elements of the last dim
+    /// (the widest vector a global access of this layout can use).
+    pub fn size_per_thread(&self) -> u32 {
+        match self.lin.rank() {
+            0 => 1,
+            r => self.lin.contiguous_regs(r - 1),
+        }
+    }
+    /// The blocked view, when this is a blocked layout or a slice of one.
+    pub fn blocked(&self) -> Option<BlockedLayout> {
+        BlockedLayout::new(&self.layout, self.shape())
+    }
+}
+
+/// A blocked root with some of its dims sliced away, stored flat: logical
+/// dim `i` of a value is the `i`-th root dim not in `sliced` (ascending).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FlatSlice {
+    pub root: Blocked,
+    pub sliced: Vec<usize>,
+}
+
+impl FlatSlice {
+    /// A blocked layout, or nested slices of one, flattened.
+    pub fn of(layout: &Layout) -> Option<FlatSlice> {
+        match layout {
+            Layout::Blocked(b) => Some(FlatSlice { root: b.clone(), sliced: Vec::new() }),
+            Layout::Slice { parent, dim } => {
+                let mut p = FlatSlice::of(parent)?;
+                let root_dim = *p.logical_dims().get(*dim)?;
+                p.sliced.push(root_dim);
+                p.sliced.sort_unstable();
+                Some(p)
+            }
+            _ => None,
+        }
+    }
+    pub fn rank(&self) -> usize {
+        self.root.rank() - self.sliced.len()
+    }
+    /// This layout reduced along logical dim `dim`.
+    pub fn slice(&self, dim: usize) -> Option<FlatSlice> {
+        let root_dim = *self.logical_dims().get(dim)?;
+        let mut sliced = self.sliced.clone();
+        sliced.push(root_dim);
+        sliced.sort_unstable();
+        Some(FlatSlice { root: self.root.clone(), sliced })
+    }
+    /// Root dims that remain, in logical order.
+    pub fn logical_dims(&self) -> Vec<usize> {
+        (0..self.root.rank()).filter(|d| !self.sliced.contains(d)).collect()
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlockedLayout {
-    pub layout: Layout,
+    pub layout: FlatSlice,
     /// Logical shape.
     pub shape: Vec<u32>,
     /// Shape in root dims (sliced dims are 1).
@@ -29,7 +132,11 @@ pub struct BlockedLayout {
 }
 
 impl BlockedLayout {
-    pub fn new(layout: Layout, shape: &[u32]) -> Option<BlockedLayout> {
+    pub fn new(layout: &Layout, shape: &[u32]) -> Option<BlockedLayout> {
+        BlockedLayout::from_flat(FlatSlice::of(layout)?, shape)
+    }
+
+    pub fn from_flat(layout: FlatSlice, shape: &[u32]) -> Option<BlockedLayout> {
         if layout.rank() != shape.len() {
             return None;
         }
@@ -139,13 +246,6 @@ impl BlockedLayout {
             1 << m.trailing_zeros()
         }
     }
-    /// 1-D view kept for the first slice's `arange` (which `shape.rs` replaces).
-    pub fn tile(&self) -> u32 {
-        self.root().cover(0)
-    }
-    pub fn register_offset(&self, reg: u32) -> u32 {
-        self.reg_offset(0, reg)
-    }
 }
 
 /// Bytes of an element in global memory (`i1` is stored as a byte).
@@ -158,7 +258,7 @@ mod tests {
     use super::*;
 
     fn lay(shape: &[u32], warps: u32, eb: u32) -> BlockedLayout {
-        BlockedLayout::new(Layout::blocked(Blocked::for_shape(shape, eb, warps, 32, 16)), shape).unwrap()
+        BlockedLayout::new(&Layout::Blocked(Blocked::for_shape(shape, eb, warps, 32, 16)), shape).unwrap()
     }
 
     #[test]
@@ -176,6 +276,56 @@ mod tests {
         assert!(l.replicated());
         assert_eq!(l.elems_per_thread(), 1);
         assert_eq!(l.owner_threads(), 16);
+    }
+
+    /// The generic linear form (`TensorLayout`) gives every register of
+    /// every thread the element the blocked formula does, and agrees on
+    /// copies and owners, sliced layouts included.
+    #[test]
+    fn linear_form_agrees() {
+        for (shape, warps) in [(vec![16u32, 64], 4), (vec![2, 4], 4), (vec![64, 1], 8), (vec![4, 8, 16], 2), (vec![1024], 4), (vec![8], 8)] {
+            let root = Layout::Blocked(Blocked::for_shape(&shape, 4, warps, 32, 16));
+            let mut layouts = vec![(root.clone(), shape.clone())];
+            if shape.len() > 1 {
+                for d in 0..shape.len() {
+                    let mut s = shape.clone();
+                    s.remove(d);
+                    layouts.push((root.slice(d), s.clone()));
+                    if s.len() > 1 {
+                        let mut s2 = s.clone();
+                        s2.remove(0);
+                        layouts.push((root.slice(d).slice(0), s2));
+                    }
+                }
+            }
+            for (layout, logical) in layouts {
+                let l = BlockedLayout::new(&layout, &logical).unwrap();
+                let t = TensorLayout::new(&layout, &logical).unwrap();
+                assert_eq!(t.elems_per_thread(), l.elems_per_thread(), "{layout}");
+                assert_eq!(t.copy_bits(), l.copy_bits(), "{layout}");
+                assert_eq!(t.replicated(), l.replicated(), "{layout}");
+                assert_eq!(t.owner_threads(), l.owner_threads(), "{layout}");
+                assert_eq!(t.size_per_thread(), l.size_per_thread, "{layout}");
+                let root = l.root().clone();
+                for tid in 0..l.threads() {
+                    let (lane, warp) = (tid % 32, tid / 32);
+                    for r in 0..l.elems_per_thread() {
+                        let rd = l.decompose(r);
+                        let coord: Vec<u32> = l
+                            .layout
+                            .logical_dims()
+                            .iter()
+                            .map(|&d| {
+                                let ld = (lane >> l.lane_shift(d)) & (root.threads_per_warp[d] - 1);
+                                let wd = (warp >> l.warp_shift(d)) & (root.warps_per_cta[d] - 1);
+                                ((wd * root.threads_per_warp[d] + ld) * root.size_per_thread[d] + l.reg_offset(d, rd[d])) % l.full[d]
+                            })
+                            .collect();
+                        assert_eq!(t.lin.index(r, lane, warp), flatten(&logical, &coord), "{layout} tid {tid} reg {r}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

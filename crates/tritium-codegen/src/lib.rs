@@ -98,14 +98,13 @@ pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: S
     // the passes rewrite the IR; the caller's module stays as it was
     let mut owned = module.clone();
     run_passes(&mut owned, &options.passes, None)?;
-    let module = &owned;
     let target = Nvptx::new(options.arch);
     let machine = target.target_machine()?;
     let context = Context::create();
     let llvm = llvm::Llvm::new(&context, "tritium");
     llvm.module.set_triple(&TargetTriple::create(target.triple()));
     llvm.module.set_data_layout(&machine.get_target_data().get_data_layout());
-    let mut out = lower_module(&llvm, &target, module, options)?;
+    let mut out = lower_module(&llvm, &target, &mut owned, options)?;
     if stop == StopAfter::Lower {
         return Ok(out);
     }
@@ -124,7 +123,7 @@ pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: S
 /// written into the constant its call reads. Returns everything but the
 /// LLVM IR and PTX text: the largest kernel's shared bytes, the kernels'
 /// symbols in module order, the allocation and membar dumps.
-fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Module, options: &Options) -> Result<CompiledPtx> {
+fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &mut tritium_ir::Module, options: &Options) -> Result<CompiledPtx> {
     use std::collections::{HashMap, HashSet};
     use tritium_analysis::{BufferKind, CallGraph, MembarOptions, ModuleAllocation, ModuleMembar};
 
@@ -148,12 +147,17 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Modu
     // unreached functions are helpers the frontend inlined: no analysis sees them
     // (their call sites must not weaken a callee's facts or ask for allocation)
     graph.retain(|f| reachable.contains(&f));
-    // callers first, so a callee's argument facts join all its call sites
+    let layouts = assign_all_layouts(target, module, &graph, options.num_warps);
+    let module: &tritium_ir::Module = module;
+    // callers first, so a callee's argument facts join all its call sites;
+    // after layout assignment, so conversions and recomputed values have facts
     let mut axis = tritium_analysis::ModuleAxisInfo::compute(module, &graph);
     let mut infos = HashMap::new();
+    let mut layouts = layouts;
     for &f in &graph.post_order {
         let facts = axis.funcs.remove(&f).ok_or_else(|| CodegenError::Internal(format!("no axis info for @{}", module.funcs[f].name)))?;
-        let info = lower::lower_function(llvm, target, module, f, options.num_warps, &infos, facts)?;
+        let map = layouts.remove(&f).unwrap_or_default();
+        let info = lower::lower_function(llvm, target, module, f, options.num_warps, map, &infos, facts)?;
         infos.insert(f, info);
     }
     let alloc = ModuleAllocation::compute(
@@ -200,6 +204,30 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &tritium_ir::Modu
     }
     let allocation = alloc.dump(module, &graph);
     Ok(CompiledPtx { llir: String::new(), ptx: String::new(), shared, kernels, allocation, membar: membar_dump })
+}
+
+/// Layout assignment for every function reachable from a kernel, callees
+/// first (a call's operands are converted to its callee's argument layouts).
+/// Canonical layouts are sized for the widest global access each function
+/// makes, which needs axis info of the module as it is before assignment.
+fn assign_all_layouts(
+    target: &dyn Target,
+    module: &mut tritium_ir::Module,
+    graph: &tritium_analysis::CallGraph,
+    num_warps: u32,
+) -> std::collections::HashMap<tritium_ir::Func, tritium_transforms::LayoutMap> {
+    let axis = tritium_analysis::ModuleAxisInfo::compute(module, graph);
+    let mut maps = std::collections::HashMap::new();
+    for &f in &graph.post_order {
+        let access = match axis.funcs.get(&f) {
+            Some(facts) => lower::widest_access_bytes(module, &module.funcs[f], facts, target.max_access_bytes()),
+            None => target.max_access_bytes(),
+        };
+        let opts = tritium_transforms::LayoutOptions { num_warps, warp_size: target.warp_size(), max_access_bytes: access, mma: target.mma() };
+        let map = tritium_transforms::assign_layouts(module, f, &opts, &maps);
+        maps.insert(f, map);
+    }
+    maps
 }
 
 /// Parses tile IR text, then `compile_ptx` (for tests and tools).

@@ -212,6 +212,9 @@ op_table! {
         op("inline_asm", 0, None, Variadic),
         &[req("asm", Str), req("constraints", Str), req("pure", Bool), req("pack", Int)],
     ),
+    // layouts (appended): the value itself, moved to another layout; only
+    // layout assignment makes it (the layout lives in its side table)
+    ConvertLayout => pure(fixed("convert_layout", 1, 1)),
 }
 
 /// `inline_asm` moves elements narrower than 32 bits packed into 32-bit

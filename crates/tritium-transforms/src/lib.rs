@@ -18,5 +18,5 @@ pub use canonicalize::canonicalize;
 pub use cse::eliminate_common_subexpressions;
 pub use dce::eliminate_dead_code;
 pub use fold::fold_constants;
-pub use layout::{assign_layouts, Blocked, Layout, LayoutMap};
+pub use layout::{assign_layouts, Blocked, Layout, LayoutMap, LayoutOptions, LinearLayout, MmaSupport};
 pub use pipeline::{run_passes, PassOptions, PassStats};

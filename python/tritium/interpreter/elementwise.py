@@ -157,5 +157,6 @@ ELEMENTWISE = {
     **{k: ElementwiseOps._shift for k in ("shl", "shr")},
     **{k: ElementwiseOps._minmax for k in ("min", "max")},
     **{k: ElementwiseOps._unary_math for k in (*UNARY_FLOAT, "rsqrt", "erf")},
-    **{k: ElementwiseOps._hint for k in ("multiple_of", "max_contiguous", "max_constancy")},
+    # hints, and a layout conversion (made only by codegen), change no value
+    **{k: ElementwiseOps._hint for k in ("multiple_of", "max_contiguous", "max_constancy", "convert_layout")},
 }

@@ -33,7 +33,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         };
         let outs: Vec<Slot<'c>> = data.results.iter().map(|&v| slot(self, v)).collect::<Result<_>>()?;
         let ins: Vec<Slot<'c>> = data.operands.iter().map(|&v| slot(self, v)).collect::<Result<_>>()?;
-        let n = self.reg_count(self.ty(data.results[0]));
+        let n = self.reg_count(data.results[0]);
         if n % pack as usize != 0 {
             return Err(self.unsupported(
                 op,

@@ -66,7 +66,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
     /// threads whose copy-selecting id bits are zero for replicated tensors.
     pub(super) fn owner_pred(&self, v: Value) -> Result<Option<IntValue<'c>>> {
         let b = &self.llvm.builder;
-        let copy_bits = match self.layout(self.ty(v)) {
+        let copy_bits = match self.tl(v) {
             None => return Ok(Some(b.build_int_compare(IntPredicate::EQ, self.tid, self.i32_const(0), "")?)),
             Some(l) => l.copy_bits(),
         };
@@ -122,9 +122,9 @@ impl<'a, 'c> Lowering<'a, 'c> {
     /// everyone reads. A barrier before the writes keeps a previous execution's
     /// readers (a loop) from seeing them early.
     fn broadcast_from_owners(&mut self, v: Value, kind: ScalarKind, regs: Regs<'c>, owner: IntValue<'c>) -> Result<Regs<'c>> {
-        let layout = self.layout(self.ty(v));
+        let layout = self.tl(v);
         let eb = elem_bytes(kind);
-        let numel = layout.as_ref().map(|l| l.numel).unwrap_or(1);
+        let numel = layout.as_ref().map(|l| l.numel()).unwrap_or(1);
         let buf = self.static_shared(numel * eb);
         let st = regs[0].get_type();
         let cx = self.llvm.context;
@@ -137,7 +137,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             idxs.push(match &layout {
                 Some(l) => {
                     let c = self.coords(l, r as u32)?;
-                    self.linear(&c, &l.shape)?
+                    self.linear(&c, l.shape())?
                 }
                 None => self.i32_const(0),
             });

@@ -1,9 +1,9 @@
 //! Functions and calls: a kernel becomes a PTX `.entry`; a noinline function
 //! an internal LLVM function marked `noinline` (a PTX `.func`, reached with
 //! `call.uni`). A tensor crosses a call as the registers the calling thread
-//! owns under the callee's canonical layout for its rank (the caller converts
-//! first when its value is held otherwise); results come back the same way in
-//! one struct return. Every function takes its shared-memory base as a last
+//! owns under the callee's canonical layout for its rank (layout assignment
+//! converts the caller's value first when it is held otherwise); results come
+//! back the same way in one struct return. Every function takes its shared-memory base as a last
 //! i32 argument: its scratch lives at `base + offset`, and a call passes
 //! `base + virtual offset of the call site` (see `tritium_analysis::allocation`).
 use std::collections::HashMap;
@@ -17,7 +17,7 @@ use tritium_ir::{Attr, Func, Module, Op};
 
 use super::{llvm_scalar_type, Lowering, Regs};
 use crate::error::{CodegenError, Result};
-use crate::layout::BlockedLayout;
+use crate::layout::TensorLayout;
 use crate::llvm::Llvm;
 use crate::target::{Axis, Target};
 
@@ -26,8 +26,8 @@ use crate::target::{Axis, Target};
 pub struct FunctionInfo<'c> {
     pub function: FunctionValue<'c>,
     /// Per IR argument: its layout when it is a tensor.
-    pub arg_layouts: Vec<Option<BlockedLayout>>,
-    pub result_layouts: Vec<Option<BlockedLayout>>,
+    pub arg_layouts: Vec<Option<TensorLayout>>,
+    pub result_layouts: Vec<Option<TensorLayout>>,
     /// Scratch requests in lowering order, each at its own position among
     /// the function's scratch uses and calls.
     pub requests: Vec<BufferRequest>,
@@ -45,13 +45,16 @@ pub(crate) struct CallState<'a, 'c> {
 }
 
 /// Lowers function `func_id` of `module` into `llvm.module`, launched with
-/// `num_warps` warps. Callees must already be in `callees` (callees first).
+/// `num_warps` warps, with the layouts layout assignment gave its values.
+/// Callees must already be in `callees` (callees first).
+#[allow(clippy::too_many_arguments)]
 pub fn lower_function<'c>(
     llvm: &Llvm<'c>,
     target: &dyn Target,
     module: &Module,
     func_id: Func,
     num_warps: u32,
+    layouts: tritium_transforms::LayoutMap,
     callees: &HashMap<Func, FunctionInfo<'c>>,
     facts: tritium_analysis::FuncAxisInfo,
 ) -> Result<FunctionInfo<'c>> {
@@ -65,18 +68,16 @@ pub fn lower_function<'c>(
     if func.kernel && !func.results.is_empty() {
         return Err(unsupported(format!("kernel @{} returns values", func.name)));
     }
-    let access_bytes = super::memory::widest_access_bytes(module, func, &facts, target.max_access_bytes());
-    let layouts = tritium_transforms::assign_layouts(module, func, num_warps, target.warp_size(), access_bytes);
     let layout_of = |ty| {
         let dims = module.types.dims(ty);
         if dims.is_empty() {
             return Ok(None);
         }
-        let l = layouts.canonical(dims.len()).and_then(|l| BlockedLayout::new(l, dims));
+        let l = layouts.canonical(dims.len()).and_then(|l| TensorLayout::new(&l, dims));
         l.map(Some).ok_or_else(|| unsupported(format!("@{}: no layout for a tensor of rank {}", func.name, dims.len())))
     };
-    let arg_layouts: Vec<Option<BlockedLayout>> = func.args().iter().map(|&a| layout_of(func.value_type(a))).collect::<Result<_>>()?;
-    let result_layouts: Vec<Option<BlockedLayout>> = func.results.iter().map(|&t| layout_of(t)).collect::<Result<_>>()?;
+    let arg_layouts: Vec<Option<TensorLayout>> = func.args().iter().map(|&a| layout_of(func.value_type(a))).collect::<Result<_>>()?;
+    let result_layouts: Vec<Option<TensorLayout>> = func.results.iter().map(|&t| layout_of(t)).collect::<Result<_>>()?;
 
     // parameters: each argument's registers, then (device functions) the shared-memory base
     let mut params: Vec<BasicMetadataTypeEnum> = Vec::new();
@@ -121,8 +122,7 @@ pub fn lower_function<'c>(
         func_id,
         func,
         layouts,
-        native: HashMap::new(),
-        smem: super::convert::SmemState::new(func),
+        smem: Default::default(),
         facts,
         values: HashMap::new(),
         tid,
@@ -161,7 +161,7 @@ fn result_struct<'c>(
     llvm: &Llvm<'c>,
     module: &Module,
     results: &[tritium_ir::Type],
-    layouts: &[Option<BlockedLayout>],
+    layouts: &[Option<TensorLayout>],
 ) -> std::result::Result<Option<inkwell::types::StructType<'c>>, String> {
     if results.is_empty() {
         return Ok(None);
@@ -175,12 +175,12 @@ fn result_struct<'c>(
 
 /// Registers a value crosses a call in: one per element the thread owns
 /// under its `layout` (a tensor), or one (a scalar).
-fn reg_count(layout: &Option<BlockedLayout>) -> u32 {
-    layout.as_ref().map_or(1, BlockedLayout::elems_per_thread)
+fn reg_count(layout: &Option<TensorLayout>) -> u32 {
+    layout.as_ref().map_or(1, TensorLayout::elems_per_thread)
 }
 
 /// The LLVM types of those registers, for a value of IR type `ty`.
-fn reg_types<'c>(llvm: &Llvm<'c>, module: &Module, ty: tritium_ir::Type, layout: &Option<BlockedLayout>) -> std::result::Result<Vec<BasicTypeEnum<'c>>, String> {
+fn reg_types<'c>(llvm: &Llvm<'c>, module: &Module, ty: tritium_ir::Type, layout: &Option<TensorLayout>) -> std::result::Result<Vec<BasicTypeEnum<'c>>, String> {
     let elem = llvm_scalar_type(llvm, module, module.types.elem(ty))?;
     Ok(vec![elem; reg_count(layout) as usize])
 }
@@ -198,12 +198,8 @@ impl<'a, 'c> Lowering<'a, 'c> {
             self.unsupported(op, format!("@{name}: {why}"))
         })?;
         let mut args: Vec<BasicMetadataValueEnum<'c>> = Vec::new();
-        for (&v, layout) in data.operands.clone().iter().zip(&info.arg_layouts) {
-            let regs = match layout {
-                Some(l) => self.to_layout(op, v, l)?,
-                None => self.regs(v)?.clone(),
-            };
-            args.extend(regs.into_iter().map(BasicMetadataValueEnum::from));
+        for &v in &data.operands {
+            args.extend(self.regs(v)?.iter().copied().map(BasicMetadataValueEnum::from));
         }
         // the site's virtual offset is known after module allocation: a
         // constant global filled in then, which LLVM folds into the address
@@ -229,19 +225,14 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let ret = call.try_as_basic_value().basic().ok_or_else(|| CodegenError::Internal("call returns no value".into()))?;
         let ret = ret.into_struct_value();
         let mut field = 0u32;
-        for (k, (&r, layout)) in results.iter().zip(&info.result_layouts).enumerate() {
+        for (&r, layout) in results.iter().zip(&info.result_layouts) {
             let n = reg_count(layout);
             let mut regs = Regs::with_capacity(n as usize);
             for _ in 0..n {
                 regs.push(self.llvm.builder.build_extract_value(ret, field, "")?);
                 field += 1;
             }
-            match layout {
-                Some(l) => self.set_result(op, k, l.clone(), regs)?,
-                None => {
-                    self.values.insert(r, regs);
-                }
-            }
+            self.values.insert(r, regs);
         }
         Ok(())
     }
@@ -262,7 +253,6 @@ impl<'a, 'c> Lowering<'a, 'c> {
         }
         let mut fields: Vec<BasicValueEnum<'c>> = Vec::new();
         for &v in &operands {
-            // terminator operands are kept in canonical registers (see convert.rs)
             fields.extend(self.regs(v)?.iter().copied());
         }
         self.llvm.builder.build_aggregate_return(&fields)?;

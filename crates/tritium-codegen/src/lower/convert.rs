@@ -1,120 +1,67 @@
-//! Layouts at lowering time: element coordinates of a thread's registers,
-//! layout conversion through scratch shared memory, and the scratch itself.
-//! Values whose assigned layout is not canonical live in `Lowering::native`;
-//! an op lowered elsewhere (which expects canonical registers) gets them
-//! converted first (`prepare_operands`). Scratch is op-local, so every scratch
-//! buffer sits at offset 0 (what `tritium_analysis::Allocation` gives op-local
-//! buffers when nothing else is live; checked in `lower_module`). Barriers:
-//! one between each scratch op's writes and reads, and a candidate before its
-//! writes that membar erases unless an earlier access may conflict (barriers.rs).
-use std::collections::HashSet;
-
+//! Layouts at lowering time: element coordinates of a thread's registers
+//! (from the layout's linear form), `convert_layout` (a register permutation
+//! when every element stays in its thread, else through scratch shared
+//! memory), and the scratch itself. Scratch is op-local, so every scratch
+//! buffer sits at offset 0 (what `tritium_analysis::Allocation` gives
+//! op-local buffers when nothing else is live; checked in `lower_module`).
+//! Barriers: one between each scratch op's writes and reads, and a candidate
+//! before its writes that membar erases unless an earlier access may
+//! conflict (barriers.rs).
 use inkwell::module::Linkage;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 use tritium_analysis::{Access, BufferKind, BufferRequest};
-use tritium_ir::{Function, Op, Opcode, ScalarKind, Type, Value};
+use tritium_ir::{Op, ScalarKind, Type};
 
 use super::barriers::BarrierTrace;
 use super::{Lowering, Regs};
-use crate::error::Result;
-use crate::layout::BlockedLayout;
+use crate::error::{CodegenError, Result};
+use crate::layout::{dim_mask, TensorLayout};
 
 const SMEM_NAME: &str = "tritium_smem";
 
+#[derive(Default)]
 pub(crate) struct SmemState<'c> {
     /// Bytes of the scratch op between `scratch_begin` and `scratch_sync`.
     open_bytes: u32,
     requests: Vec<BufferRequest>,
     /// The access trace and candidate barriers membar decides (barriers.rs).
     pub barriers: BarrierTrace<'c>,
-    /// Values some terminator (`yield`, `condition`, `return`) uses: they are
-    /// always kept in canonical registers too, since terminators read `values`.
-    term_uses: HashSet<Value>,
-    /// While an op is lowered in a layout other than the canonical one
-    /// (remat.rs), that layout: memory ops size their accesses from it.
-    pub(super) foreign: Vec<BlockedLayout>,
 }
 
-impl<'c> SmemState<'c> {
-    pub fn new(func: &Function) -> SmemState<'c> {
-        let mut term_uses = HashSet::new();
-        for (_, block) in func.blocks.iter() {
-            if let Some(&last) = block.ops.last() {
-                let d = &func.ops[last];
-                if matches!(d.opcode, Opcode::Yield | Opcode::Condition | Opcode::Return) {
-                    term_uses.extend(d.operands.iter().copied());
-                }
-            }
-        }
-        SmemState {
-            open_bytes: 0,
-            requests: Vec::new(),
-            barriers: BarrierTrace::default(),
-            term_uses,
-            foreign: Vec::new(),
-        }
-    }
-}
+/// The part of a coordinate that the lane and warp ids give, per dim: the
+/// same for every register of a thread.
+pub(crate) struct ThreadCoords<'c>(Vec<IntValue<'c>>);
 
 impl<'a, 'c> Lowering<'a, 'c> {
-    /// Converts native-layout operands of `op` to canonical registers.
-    pub(super) fn prepare_operands(&mut self, op: Op) -> Result<()> {
-        for v in self.op(op).operands.clone() {
-            if self.values.contains_key(&v) || !self.native.contains_key(&v) {
-                continue;
-            }
-            let canon = self.layout(self.ty(v)).ok_or_else(|| self.unsupported(op, "no canonical layout for an operand"))?;
-            let regs = self.to_layout(op, v, &canon)?;
-            self.values.insert(v, regs);
+    /// `convert_layout`: the same elements in another layout.
+    pub(super) fn lower_convert_layout(&mut self, op: Op) -> Result<()> {
+        let (src, res) = (self.op(op).operands[0], self.op(op).results[0]);
+        let from = self.tl_of(op, src)?;
+        if self.layouts.of(res).is_some_and(|l| l.is_shared()) {
+            return self.store_shared_operand(op);
         }
-        Ok(())
-    }
-
-    /// `v`'s layout and registers as held.
-    pub(super) fn native_of(&self, op: Op, v: Value) -> Result<(BlockedLayout, Regs<'c>)> {
-        if let Some(n) = self.native.get(&v) {
-            return Ok(n.clone());
-        }
-        let l = self.layout(self.ty(v)).ok_or_else(|| self.unsupported(op, "expected a tensor operand"))?;
-        Ok((l, self.regs(v)?.clone()))
-    }
-
-    /// Records result `idx` of `op` held in layout `tl`.
-    pub(super) fn set_result(&mut self, op: Op, idx: usize, tl: BlockedLayout, regs: Regs<'c>) -> Result<()> {
-        let v = self.op(op).results[idx];
-        if self.layout(self.ty(v)).as_ref() == Some(&tl) {
-            self.values.insert(v, regs);
+        let to = self.tl_of(op, res)?;
+        let regs = self.regs(src)?.clone();
+        if from.lin == to.lin {
+            self.set(op, regs);
             return Ok(());
         }
-        self.native.insert(v, (tl, regs));
-        if self.smem.term_uses.contains(&v) {
-            let canon = self.layout(self.ty(v)).ok_or_else(|| self.unsupported(op, "no canonical layout for a result"))?;
-            let regs = self.to_layout(op, v, &canon)?;
-            self.values.insert(v, regs);
+        if let Some(perm) = from.lin.register_permutation_to(&to.lin) {
+            let out = perm.iter().map(|&r| regs[r as usize]).collect();
+            self.set(op, out);
+            return Ok(());
         }
+        let storage = self.storage_kind(op, self.ty(src))?;
+        let shape = to.shape().to_vec();
+        let out = self.gather(op, &[(from, regs)], storage, &[to], |lw, _, c| lw.linear(c, &shape))?;
+        self.set(op, out.into_iter().next().unwrap_or_default());
         Ok(())
-    }
-
-    /// `v`'s registers in layout `dst`: as held, recomputed when cheap
-    /// (remat.rs), else moved through scratch.
-    pub(super) fn to_layout(&mut self, op: Op, v: Value, dst: &BlockedLayout) -> Result<Regs<'c>> {
-        if let Some(regs) = self.held_or_remat(op, v, dst)? {
-            return Ok(regs);
-        }
-        let (src, regs) = self.native_of(op, v)?;
-        if &src == dst {
-            return Ok(regs);
-        }
-        let kind = self.storage_kind(op, self.ty(v))?;
-        let shape = dst.shape.clone();
-        self.gather(op, &[(src, regs)], kind, &[dst.clone()], |lw, _, c| lw.linear(c, &shape))
-            .map(|mut v| v.remove(0))
     }
 
     /// Flat thread id split into (lane, warp).
-    fn lane_warp(&self) -> Result<(IntValue<'c>, IntValue<'c>)> {
+    pub(super) fn lane_warp(&self) -> Result<(IntValue<'c>, IntValue<'c>)> {
         let b = &self.llvm.builder;
         let ws = self.target.warp_size();
         let lane = b.build_and(self.tid, self.i32_const(ws as u64 - 1), "")?;
@@ -122,35 +69,61 @@ impl<'a, 'c> Lowering<'a, 'c> {
         Ok((lane, warp))
     }
 
-    /// Lane id along root dim `d` of `tl`.
-    pub(super) fn lane_along(&self, tl: &BlockedLayout, d: usize) -> Result<IntValue<'c>> {
-        let (lane, _) = self.lane_warp()?;
+    /// The value of the bits of `x` whose bases (single bits of the row-major
+    /// index) fall in dim `d` of `shape`, moved to their place in that dim's
+    /// coordinate: runs of consecutive bits are one shift and mask.
+    fn bits_along(&self, x: IntValue<'c>, bases: &[u32], shape: &[u32], d: usize) -> Result<IntValue<'c>> {
+        let mask = dim_mask(shape, d);
+        let start = mask.trailing_zeros();
         let b = &self.llvm.builder;
-        let x = b.build_right_shift(lane, self.i32_const(tl.lane_shift(d) as u64), false, "")?;
-        Ok(b.build_and(x, self.i32_const(tl.root().threads_per_warp[d] as u64 - 1), "")?)
+        let mut out = self.i32_const(0);
+        let mut i = 0;
+        while i < bases.len() {
+            let basis = bases[i];
+            if basis & mask == 0 {
+                i += 1;
+                continue;
+            }
+            if !basis.is_power_of_two() {
+                return Err(CodegenError::Internal("a distributed layout whose bits mix".into()));
+            }
+            // extend the run while the next input bit lands on the next output bit
+            let mut len = 1;
+            while i + len < bases.len() && bases[i + len] == basis << len && bases[i + len] & mask != 0 {
+                len += 1;
+            }
+            let at = basis.trailing_zeros() - start;
+            let field = b.build_and(b.build_right_shift(x, self.i32_const(i as u64), false, "")?, self.i32_const((1u64 << len) - 1), "")?;
+            let placed = b.build_left_shift(field, self.i32_const(at as u64), "")?;
+            out = b.build_or(out, placed, "")?;
+            i += len;
+        }
+        Ok(out)
     }
 
-    pub(super) fn warp_along(&self, tl: &BlockedLayout, d: usize) -> Result<IntValue<'c>> {
-        let (_, warp) = self.lane_warp()?;
+    /// Each dim's coordinate contributed by this thread's lane and warp ids.
+    pub(super) fn thread_coords(&self, tl: &TensorLayout) -> Result<ThreadCoords<'c>> {
+        let (lane, warp) = self.lane_warp()?;
+        let shape = tl.shape();
         let b = &self.llvm.builder;
-        let x = b.build_right_shift(warp, self.i32_const(tl.warp_shift(d) as u64), false, "")?;
-        Ok(b.build_and(x, self.i32_const(tl.root().warps_per_cta[d] as u64 - 1), "")?)
+        (0..shape.len())
+            .map(|d| Ok(b.build_or(self.bits_along(lane, &tl.lin.lane, shape, d)?, self.bits_along(warp, &tl.lin.warp, shape, d)?, "")?))
+            .collect::<Result<_>>()
+            .map(ThreadCoords)
     }
 
     /// Logical coordinates of register `r` of this thread under `tl`.
-    pub(super) fn coords(&self, tl: &BlockedLayout, r: u32) -> Result<Vec<IntValue<'c>>> {
-        let root = tl.root();
-        let rd = tl.decompose(r);
+    pub(super) fn coords_at(&self, tl: &TensorLayout, thread: &ThreadCoords<'c>, r: u32) -> Result<Vec<IntValue<'c>>> {
+        let reg = crate::layout::unflatten(tl.shape(), tritium_transforms::layout::linear::combine(&tl.lin.reg, r));
         let b = &self.llvm.builder;
-        let mut out = Vec::with_capacity(tl.shape.len());
-        for d in tl.layout.logical_dims() {
-            let t = b.build_int_mul(self.warp_along(tl, d)?, self.i32_const(root.threads_per_warp[d] as u64), "")?;
-            let t = b.build_int_add(t, self.lane_along(tl, d)?, "")?;
-            let t = b.build_int_mul(t, self.i32_const(root.size_per_thread[d] as u64), "")?;
-            let c = b.build_int_add(t, self.i32_const(tl.reg_offset(d, rd[d]) as u64), "")?;
-            out.push(b.build_and(c, self.i32_const(tl.full[d] as u64 - 1), "")?);
-        }
-        Ok(out)
+        // register and thread bits are disjoint: OR is the sum
+        thread.0.iter().zip(reg).map(|(&t, c)| Ok(b.build_or(t, self.i32_const(c as u64), "")?)).collect()
+    }
+
+    /// `coords_at` with the thread part computed here (one register).
+    pub(super) fn coords(&self, tl: &TensorLayout, r: u32) -> Result<Vec<IntValue<'c>>> {
+        let t = self.thread_coords(tl)?;
+        self.coords_at(tl, &t, r)
     }
 
     /// Row-major flat index of `coords` in `shape`.
@@ -255,28 +228,30 @@ impl<'a, 'c> Lowering<'a, 'c> {
     pub(super) fn gather(
         &mut self,
         op: Op,
-        srcs: &[(BlockedLayout, Regs<'c>)],
+        srcs: &[(TensorLayout, Regs<'c>)],
         (kind, st, eb): (Option<ScalarKind>, BasicTypeEnum<'c>, u32),
-        dsts: &[BlockedLayout],
+        dsts: &[TensorLayout],
         index: impl Fn(&Self, usize, &[IntValue<'c>]) -> Result<IntValue<'c>>,
     ) -> Result<Vec<Regs<'c>>> {
-        let total: u32 = srcs.iter().map(|(l, _)| l.numel).sum();
+        let total: u32 = srcs.iter().map(|(l, _)| l.numel()).sum();
         let base = self.scratch_begin(op, total * eb)?;
         let mut prefix = 0;
         for (l, regs) in srcs {
+            let thread = self.thread_coords(l)?;
             for (r, &v) in regs.iter().enumerate() {
-                let c = self.coords(l, r as u32)?;
-                let idx = self.linear(&c, &l.shape)?;
+                let c = self.coords_at(l, &thread, r as u32)?;
+                let idx = self.linear(&c, l.shape())?;
                 self.scratch_store(base, prefix * eb, idx, eb, kind, v)?;
             }
-            prefix += l.numel;
+            prefix += l.numel();
         }
         self.scratch_sync()?;
         let mut out = Vec::with_capacity(dsts.len());
         for (k, d) in dsts.iter().enumerate() {
+            let thread = self.thread_coords(d)?;
             let mut regs = Vec::with_capacity(d.elems_per_thread() as usize);
             for r in 0..d.elems_per_thread() {
-                let c = self.coords(d, r)?;
+                let c = self.coords_at(d, &thread, r)?;
                 let idx = index(self, k, &c)?;
                 regs.push(self.scratch_load(base, 0, idx, eb, kind, st)?);
             }

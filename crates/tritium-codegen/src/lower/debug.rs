@@ -102,7 +102,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             return self.when(Some(once), "print", |lw| lw.target.printf(lw.llvm, &format!("{head}{prefix}\n"), &pid));
         }
         for (k, &v) in operands.iter().enumerate() {
-            let layout = self.layout(self.ty(v));
+            let layout = self.tl(v);
             let kind = self.kind(v);
             let regs = self.regs(v)?.clone();
             let operand_tag = if operands.len() > 1 { format!("(operand {k}) ") } else { String::new() };

@@ -46,9 +46,9 @@ impl<'a, 'c> Lowering<'a, 'c> {
 
     /// Elements per access for pointer value `ptr`, optionally masked by `mask`.
     pub(crate) fn vector_width(&self, ptr: Value, mask: Option<Value>, eb: u32) -> u32 {
-        let Some(layout) = self.current_layout(ptr) else { return 1 };
+        let Some(layout) = self.tl(ptr) else { return 1 };
         let mask = mask.map(|m| self.facts.get(m));
-        let owned = layout.size_per_thread as u64;
+        let owned = layout.size_per_thread() as u64;
         elems_per_access(self.facts.get(ptr), mask, eb, self.target.max_access_bytes(), owned) as u32
     }
 
@@ -182,7 +182,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let hints = self.hints(op);
         let b = &self.llvm.builder;
         // threads holding copies of the same elements (or of a scalar) must not all write
-        let owner = match self.current_layout(ptr) {
+        let owner = match self.tl(ptr) {
             None => Some(b.build_int_compare(IntPredicate::EQ, self.tid, self.i32_const(0), "")?),
             Some(l) if l.replicated() => {
                 Some(b.build_int_compare(IntPredicate::ULT, self.tid, self.i32_const(l.owner_threads() as u64), "")?)

@@ -11,11 +11,11 @@ mod cast;
 mod convert;
 mod debug;
 mod control;
+mod dot;
 mod fp8;
 mod math;
 mod memory;
 mod reduce;
-mod remat;
 mod scan;
 mod shuffle;
 mod shape;
@@ -29,7 +29,7 @@ use inkwell::AddressSpace;
 use tritium_ir::{Func, Function, Module, Op, OpData, Opcode, ScalarKind, Type, TypeData, Value};
 
 use crate::error::{CodegenError, Result};
-use crate::layout::BlockedLayout;
+use crate::layout::TensorLayout;
 use crate::llvm::Llvm;
 use crate::target::Target;
 
@@ -41,9 +41,9 @@ pub(crate) struct Lowering<'a, 'c> {
     pub module: &'a Module,
     pub func_id: Func,
     pub func: &'a Function,
+    /// Every tensor value's layout (tritium-transforms' layout assignment):
+    /// operands are always in the layout their op needs.
     pub layouts: tritium_transforms::LayoutMap,
-    /// Values held in a layout other than their rank's canonical one (see convert.rs).
-    pub native: HashMap<Value, (BlockedLayout, Regs<'c>)>,
     pub smem: convert::SmemState<'c>,
     /// AxisInfo of this function (tritium-analysis), read by memory.rs for vector widths.
     pub facts: tritium_analysis::FuncAxisInfo,
@@ -57,6 +57,7 @@ pub(crate) struct Lowering<'a, 'c> {
 }
 
 pub use call::lower_function;
+pub(crate) use memory::widest_access_bytes;
 
 /// The LLVM type of a scalar or pointer IR type; `Err` names why not.
 pub(crate) fn llvm_scalar_type<'c>(llvm: &Llvm<'c>, module: &Module, ty: Type) -> std::result::Result<BasicTypeEnum<'c>, String> {
@@ -117,23 +118,29 @@ impl<'a, 'c> Lowering<'a, 'c> {
         llvm_scalar_type(self.llvm, self.module, elem).map_err(|r| self.unsupported(op, r))
     }
 
-    /// The layout of tensor type `ty` (None for scalars).
-    pub fn layout(&self, ty: Type) -> Option<BlockedLayout> {
-        let dims = self.module.types.dims(ty);
+    /// The layout of tensor value `v` applied to its shape (None for scalars
+    /// and values in shared memory).
+    pub fn tl(&self, v: Value) -> Option<TensorLayout> {
+        let dims = self.module.types.dims(self.ty(v));
         if dims.is_empty() {
             return None;
         }
-        BlockedLayout::new(self.layouts.canonical(dims.len())?, dims)
+        TensorLayout::new(self.layouts.of(v)?, dims)
     }
 
-    /// Registers a value of type `ty` occupies per thread.
-    pub fn reg_count(&self, ty: Type) -> usize {
-        self.layout(ty).map(|l| l.elems_per_thread() as usize).unwrap_or(1)
+    /// `tl`, for an operand or result that must be a tensor in registers.
+    pub fn tl_of(&self, op: Op, v: Value) -> Result<TensorLayout> {
+        self.tl(v).ok_or_else(|| CodegenError::Internal(format!("`{}`: %{} has no register layout", self.op(op).opcode, v.0)))
+    }
+
+    /// Registers value `v` occupies per thread.
+    pub fn reg_count(&self, v: Value) -> usize {
+        self.tl(v).map_or(1, |l| l.elems_per_thread() as usize)
     }
 
     pub fn set(&mut self, op: Op, regs: Regs<'c>) {
         let res = self.op(op).results[0];
-        debug_assert_eq!(regs.len(), self.current_layout(res).map_or(1, |l| l.elems_per_thread() as usize));
+        debug_assert_eq!(regs.len(), self.reg_count(res), "`{}` made the wrong number of registers", self.op(op).opcode);
         self.values.insert(res, regs);
     }
 
@@ -156,63 +163,42 @@ impl<'a, 'c> Lowering<'a, 'c> {
     }
 
     /// The one dispatch from op to lowering: exhaustive, so an op added to
-    /// the table without a lowering (or an explicit `Unsupported`) does not compile.
+    /// the table without a lowering (or an explicit `Unsupported`) does not
+    /// compile. Operands arrive in the layouts layout assignment chose.
     fn lower_op(&mut self, op: Op) -> Result<()> {
-        // an elementwise op or access with an operand held only in another
-        // layout may run in that layout (remat.rs)
-        if self.lower_in_operand_layout(op)? {
-            return Ok(());
-        }
-        let canonical = Self::in_canonical_layout;
         match self.op(op).opcode {
-            // these read their operands in whatever layout they are held
             Opcode::Arange => self.lower_arange(op),
-            Opcode::Broadcast => self.lower_broadcast(op),
-            Opcode::ExpandDims => self.lower_expand_dims(op),
-            Opcode::Reshape | Opcode::Permute | Opcode::Join | Opcode::Split | Opcode::Cat => {
-                self.lower_gather_op(op)
-            }
+            Opcode::Broadcast | Opcode::ExpandDims | Opcode::Permute => self.lower_relabel(op),
+            Opcode::Reshape | Opcode::Join | Opcode::Split | Opcode::Cat => self.lower_gather_op(op),
+            Opcode::ConvertLayout => self.lower_convert_layout(op),
             Opcode::Reduce => self.lower_reduce(op),
             Opcode::Scan => self.lower_scan(op),
-            // a call converts its operands to the callee's layouts itself
             Opcode::Call => self.lower_call(op),
-            // the rest read canonical registers
             Opcode::Const | Opcode::Splat | Opcode::ProgramId | Opcode::NumPrograms | Opcode::Addptr
-            | Opcode::MultipleOf | Opcode::MaxContiguous | Opcode::MaxConstancy => {
-                canonical(self, op, Self::lower_tensor_op)
-            }
+            | Opcode::MultipleOf | Opcode::MaxContiguous | Opcode::MaxConstancy => self.lower_tensor_op(op),
             Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Div | Opcode::DivRn | Opcode::Rem | Opcode::And
             | Opcode::Or | Opcode::Xor | Opcode::Shl | Opcode::Shr | Opcode::Min | Opcode::Max | Opcode::Umulhi
             | Opcode::Cmp | Opcode::Neg | Opcode::Not | Opcode::Abs | Opcode::Floor | Opcode::Ceil | Opcode::SqrtRn
-            | Opcode::Fma | Opcode::Select | Opcode::Clamp => canonical(self, op, Self::lower_arith),
+            | Opcode::Fma | Opcode::Select | Opcode::Clamp => self.lower_arith(op),
             Opcode::Exp | Opcode::Exp2 | Opcode::Log | Opcode::Log2 | Opcode::Sqrt | Opcode::Rsqrt | Opcode::Sin
-            | Opcode::Cos | Opcode::Erf => canonical(self, op, Self::lower_math),
-            Opcode::Cast | Opcode::Bitcast | Opcode::PtrToInt | Opcode::IntToPtr => {
-                canonical(self, op, Self::lower_cast)
-            }
-            Opcode::For => canonical(self, op, Self::lower_for),
-            Opcode::If => canonical(self, op, Self::lower_if),
-            Opcode::While => canonical(self, op, Self::lower_while),
-            Opcode::Load => canonical(self, op, Self::lower_load),
-            Opcode::Store => canonical(self, op, Self::lower_store),
-            Opcode::AtomicRmw | Opcode::AtomicCas => canonical(self, op, Self::lower_atomic),
-            Opcode::Print => canonical(self, op, Self::lower_print),
-            Opcode::Assert => canonical(self, op, Self::lower_assert),
-            Opcode::InlineAsm => canonical(self, op, Self::lower_inline_asm),
-            Opcode::Return => canonical(self, op, Self::lower_return),
+            | Opcode::Cos | Opcode::Erf => self.lower_math(op),
+            Opcode::Cast | Opcode::Bitcast | Opcode::PtrToInt | Opcode::IntToPtr => self.lower_cast(op),
+            Opcode::For => self.lower_for(op),
+            Opcode::If => self.lower_if(op),
+            Opcode::While => self.lower_while(op),
+            Opcode::Load => self.lower_load(op),
+            Opcode::Store => self.lower_store(op),
+            Opcode::AtomicRmw | Opcode::AtomicCas => self.lower_atomic(op),
+            Opcode::Print => self.lower_print(op),
+            Opcode::Assert => self.lower_assert(op),
+            Opcode::InlineAsm => self.lower_inline_asm(op),
+            Opcode::Return => self.lower_return(op),
             Opcode::Barrier => self.smem_fixed_barrier(),
-            Opcode::Dot => Err(self.unsupported(op, "tensor-core lowering of `dot` is not implemented yet")),
+            Opcode::Dot => self.lower_dot(op),
             // lowered with the op that owns their region (control.rs, reduce.rs)
             Opcode::Yield | Opcode::Condition => {
                 Err(CodegenError::Internal(format!("`{}` lowered outside its region's op", self.op(op).opcode)))
             }
         }
-    }
-
-    /// Lowers `op` with `lower` once its operands held in another layout
-    /// are converted to their canonical registers.
-    fn in_canonical_layout(&mut self, op: Op, lower: fn(&mut Self, Op) -> Result<()>) -> Result<()> {
-        self.prepare_operands(op)?;
-        lower(self, op)
     }
 }

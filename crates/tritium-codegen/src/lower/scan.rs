@@ -14,7 +14,7 @@ use tritium_ir::{Attr, Op, Region};
 
 use super::{Lowering, Regs};
 use crate::error::Result;
-use crate::layout::BlockedLayout;
+use crate::layout::{BlockedLayout, TensorLayout};
 
 /// A combined prefix of the n operands; `present` is None when every thread has one.
 #[derive(Clone)]
@@ -73,15 +73,14 @@ impl<'a, 'c> Lowering<'a, 'c> {
         if operands.is_empty() || data.results.len() != operands.len() {
             return Err(self.unsupported(op, "scan needs n operands and n results"));
         }
-        let (tl, first) = self.native_of(op, operands[0])?;
+        let whole = self.tl_of(op, operands[0])?;
+        let tl = whole.blocked().ok_or_else(|| self.unsupported(op, format!("scan in layout {}", whole.layout)))?;
         let axis = usize::try_from(axis)
             .ok()
             .filter(|&a| a < tl.shape.len())
             .ok_or_else(|| self.unsupported(op, format!("scan axis {axis} out of range for rank {}", tl.shape.len())))?;
-        let mut inputs: Vec<Regs<'c>> = vec![first];
-        for &v in &operands[1..] {
-            inputs.push(self.to_layout(op, v, &tl)?);
-        }
+        let inputs: Vec<Regs<'c>> = operands.iter().map(|&v| self.regs(v).cloned()).collect::<Result<_>>()?;
+        let results = self.op(op).results.clone();
         let n = operands.len();
         let ra = tl.layout.logical_dims()[axis];
         let spt = tl.spt[ra];
@@ -92,8 +91,9 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let rows = tl
             .layout
             .slice(axis)
-            .and_then(|l| BlockedLayout::new(l, &row_shape))
+            .and_then(|l| BlockedLayout::from_flat(l, &row_shape))
             .ok_or_else(|| self.unsupported(op, "bad scan row layout"))?;
+        let row_tl = TensorLayout::new(&whole.layout.slice(axis), &row_shape);
         // physical register index along the axis of virtual (scan-order) rep q, element e
         let phys = |q: u32, e: u32| -> u32 {
             let (q, e) = if reverse { (reps - 1 - q, spt - 1 - e) } else { (q, e) };
@@ -188,8 +188,13 @@ impl<'a, 'c> Lowering<'a, 'c> {
             let vw = if reverse { b.build_int_sub(self.i32_const(uw as u64 - 1), wd, "")? } else { wd };
             let mut firsts = Vec::with_capacity(rows.elems_per_thread() as usize);
             for (r, per_rep) in warp_totals.iter().enumerate() {
-                let c = self.coords(&rows, r as u32)?;
-                let row = self.linear(&c, &rows.shape)?;
+                let row = match &row_tl {
+                    Some(t) => {
+                        let c = self.coords(t, r as u32)?;
+                        self.linear(&c, t.shape())?
+                    }
+                    None => self.i32_const(0),
+                };
                 let first = self.llvm.builder.build_int_mul(row, self.i32_const((reps * uw) as u64), "")?;
                 for (q, t) in per_rep.iter().enumerate() {
                     let slot = self.llvm.builder.build_int_add(first, self.i32_const(q as u64 * uw as u64), "")?;
@@ -262,9 +267,24 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 }
             }
         }
-        for (k, regs) in out.into_iter().enumerate() {
-            self.set_result(op, k, tl.clone(), regs)?;
+        for (res, regs) in results.into_iter().zip(out) {
+            self.values.insert(res, regs);
         }
         Ok(())
+    }
+
+    /// Lane id along root dim `d` of blocked layout `tl`.
+    fn lane_along(&self, tl: &BlockedLayout, d: usize) -> Result<IntValue<'c>> {
+        let (lane, _) = self.lane_warp()?;
+        let b = &self.llvm.builder;
+        let x = b.build_right_shift(lane, self.i32_const(tl.lane_shift(d) as u64), false, "")?;
+        Ok(b.build_and(x, self.i32_const(tl.root().threads_per_warp[d] as u64 - 1), "")?)
+    }
+
+    fn warp_along(&self, tl: &BlockedLayout, d: usize) -> Result<IntValue<'c>> {
+        let (_, warp) = self.lane_warp()?;
+        let b = &self.llvm.builder;
+        let x = b.build_right_shift(warp, self.i32_const(tl.warp_shift(d) as u64), false, "")?;
+        Ok(b.build_and(x, self.i32_const(tl.root().warps_per_cta[d] as u64 - 1), "")?)
     }
 }

@@ -1,95 +1,96 @@
-//! Shape ops on N-D layouts: `arange`, `broadcast` and `expand_dims` move no
-//! data (a broadcast source is first brought to the result's layout applied
-//! to its own shape; expand_dims of a slice layout is its parent), while
-//! `reshape`, `permute`, `join`, `split` and `cat` go through scratch shared
-//! memory (`convert::gather`): sources written row-major, results read back
-//! from the flat index their coordinates map to.
+//! Shape ops. `arange` computes each register's own index; `broadcast`,
+//! `expand_dims` and `permute` move no data (layout assignment gives the
+//! result a layout whose threads hold exactly the source elements they need,
+//! so each result register is some source register: found by solving the
+//! layouts' linear maps); `reshape`, `join`, `split` and `cat` go through
+//! scratch shared memory (`convert::gather`): sources written row-major,
+//! results read back from the flat index their coordinates map to.
 use inkwell::values::IntValue;
 use tritium_ir::{Attr, Op, Opcode};
+use tritium_transforms::layout::linear::{combine, Solver};
 
 use super::{Lowering, Regs};
-use crate::error::Result;
-use crate::layout::BlockedLayout;
+use crate::error::{CodegenError, Result};
+use crate::layout::{flatten, unflatten, TensorLayout};
 
 impl<'a, 'c> Lowering<'a, 'c> {
-    /// The layout assigned to result `idx` of `op`.
-    pub(super) fn result_layout(&self, op: Op, idx: usize) -> Result<BlockedLayout> {
-        let v = self.op(op).results[idx];
-        let dims = self.module.types.dims(self.ty(v)).to_vec();
-        self.layouts
-            .of(v, dims.len())
-            .and_then(|l| BlockedLayout::new(l, &dims))
-            .ok_or_else(|| self.unsupported(op, "result has no layout"))
-    }
-
     pub(super) fn lower_arange(&mut self, op: Op) -> Result<()> {
-        let tl = self.result_layout(op, 0)?;
-        let regs = self.arange_in(op, &tl)?;
-        self.set_result(op, 0, tl, regs)
+        let tl = self.tl_of(op, self.op(op).results[0])?;
+        let start = self.op(op).attrs.get("start").and_then(Attr::as_int).unwrap_or(0);
+        let thread = self.thread_coords(&tl)?;
+        let i32t = self.llvm.context.i32_type();
+        let mut regs = Vec::with_capacity(tl.elems_per_thread() as usize);
+        for r in 0..tl.elems_per_thread() {
+            let c = self.coords_at(&tl, &thread, r)?[0];
+            regs.push(self.llvm.builder.build_int_add(c, i32t.const_int(start as u64, true), "")?.into());
+        }
+        self.set(op, regs);
+        Ok(())
     }
 
-    pub(super) fn lower_broadcast(&mut self, op: Op) -> Result<()> {
-        let src = self.op(op).operands[0];
-        let dst = self.result_layout(op, 0)?;
-        let src_shape = self.module.types.dims(self.ty(src)).to_vec();
-        if src_shape.len() != dst.shape.len() {
-            return Err(self.unsupported(op, "broadcast changes the rank"));
-        }
-        let want = BlockedLayout::new(dst.layout.clone(), &src_shape).ok_or_else(|| self.unsupported(op, "bad broadcast source"))?;
-        let regs = self.to_layout(op, src, &want)?;
-        let mut out = Vec::with_capacity(dst.elems_per_thread() as usize);
-        for r in 0..dst.elems_per_thread() {
-            let rd: Vec<u32> = dst.decompose(r).iter().enumerate().map(|(d, &x)| if want.full[d] == dst.full[d] { x } else { 0 }).collect();
-            out.push(regs[want.compose(&rd) as usize]);
-        }
-        self.set_result(op, 0, dst, out)
-    }
-
-    pub(super) fn lower_expand_dims(&mut self, op: Op) -> Result<()> {
-        let src = self.op(op).operands[0];
-        let axis = self.op(op).attrs.get("axis").and_then(Attr::as_int).unwrap_or(0) as usize;
-        let dst = self.result_layout(op, 0)?;
-        let src_shape = self.module.types.dims(self.ty(src)).to_vec();
-        if src_shape.is_empty() {
+    /// `broadcast`, `expand_dims`, `permute`: each result register is the
+    /// source register holding the element it maps to.
+    pub(super) fn lower_relabel(&mut self, op: Op) -> Result<()> {
+        let data = self.op(op);
+        let (src, res) = (data.operands[0], data.results[0]);
+        let to = self.tl_of(op, res)?;
+        let Some(from) = self.tl(src) else {
+            // expand_dims of a scalar: every register is the scalar
             let v = self.regs(src)?[0];
-            let n = dst.elems_per_thread() as usize;
-            return self.set_result(op, 0, dst, vec![v; n]);
+            self.set(op, vec![v; to.elems_per_thread() as usize]);
+            return Ok(());
+        };
+        let (src_shape, res_shape) = (from.shape().to_vec(), to.shape().to_vec());
+        let opcode = data.opcode;
+        let axis = data.attrs.get("axis").and_then(Attr::as_int).unwrap_or(0) as usize;
+        let order: Vec<usize> = data.attrs.get("order").and_then(Attr::as_int_array).unwrap_or(&[]).iter().map(|&o| o as usize).collect();
+        // the source element a result element (row-major index) comes from
+        let project = |index: u32| -> u32 {
+            let c = unflatten(&res_shape, index);
+            let sc: Vec<u32> = match opcode {
+                Opcode::Broadcast => c.iter().zip(&src_shape).map(|(&x, &n)| if n == 1 { 0 } else { x }).collect(),
+                Opcode::ExpandDims => c.iter().enumerate().filter(|&(d, _)| d != axis).map(|(_, &x)| x).collect(),
+                _ => {
+                    let mut s = vec![0; c.len()];
+                    for (i, &o) in order.iter().enumerate() {
+                        s[o] = c[i];
+                    }
+                    s
+                }
+            };
+            flatten(&src_shape, &sc)
+        };
+        let same_threads = |a: &[u32], b: &[u32]| a.iter().zip(b).all(|(&x, &y)| project(x) == y);
+        if !same_threads(&to.lin.lane, &from.lin.lane) || !same_threads(&to.lin.warp, &from.lin.warp) {
+            return Err(CodegenError::Internal(format!("`{opcode}`: source layout {} does not match result layout {}", from.layout, to.layout)));
         }
-        let sliced = dst.layout.slice(axis).ok_or_else(|| self.unsupported(op, "axis out of range"))?;
-        let want = BlockedLayout::new(sliced, &src_shape).ok_or_else(|| self.unsupported(op, "bad expand_dims source"))?;
-        let regs = self.to_layout(op, src, &want)?;
-        if regs.len() != dst.elems_per_thread() as usize {
-            return Err(self.unsupported(op, "expand_dims layouts disagree"));
+        let solver = Solver::new(&from.lin.reg);
+        let regs = self.regs(src)?;
+        let mut out = Regs::with_capacity(to.elems_per_thread() as usize);
+        for r in 0..to.elems_per_thread() {
+            let want = project(combine(&to.lin.reg, r));
+            let k = solver.solve(want).ok_or_else(|| CodegenError::Internal(format!("`{opcode}`: element not held by the source's registers")))?;
+            out.push(regs[k as usize]);
         }
-        self.set_result(op, 0, dst, regs)
+        self.set(op, out);
+        Ok(())
     }
 
     pub(super) fn lower_gather_op(&mut self, op: Op) -> Result<()> {
         let data = self.op(op);
         let opcode = data.opcode;
         let operands = data.operands.clone();
-        let srcs: Vec<(BlockedLayout, Regs<'c>)> = operands.iter().map(|&v| self.native_of(op, v)).collect::<Result<_>>()?;
-        let dsts: Vec<BlockedLayout> = (0..data.results.len()).map(|i| self.result_layout(op, i)).collect::<Result<_>>()?;
+        let results = data.results.clone();
+        let srcs: Vec<(TensorLayout, Regs<'c>)> =
+            operands.iter().map(|&v| Ok((self.tl_of(op, v)?, self.regs(v)?.clone()))).collect::<Result<_>>()?;
+        let dsts: Vec<TensorLayout> = results.iter().map(|&r| self.tl_of(op, r)).collect::<Result<_>>()?;
         let storage = self.storage_kind(op, self.ty(operands[0]))?;
-        let src_shape = srcs[0].0.shape.clone();
-        let src_numel = srcs[0].0.numel;
-        let res_shape = dsts[0].shape.clone();
+        let src_shape = srcs[0].0.shape().to_vec();
+        let src_numel = srcs[0].0.numel();
+        let res_shape = dsts[0].shape().to_vec();
         let regs = match opcode {
             // same flat order; cat's two row-major sources concatenate to the result's
             Opcode::Reshape | Opcode::Cat => self.gather(op, &srcs, storage, &dsts, |lw, _, c| lw.linear(c, &res_shape))?,
-            Opcode::Permute => {
-                let order = data.attrs.get("order").and_then(Attr::as_int_array).map(<[i64]>::to_vec).unwrap_or_default();
-                if order.len() != src_shape.len() {
-                    return Err(self.unsupported(op, "permute order does not match the rank"));
-                }
-                self.gather(op, &srcs, storage, &dsts, |lw, _, c| {
-                    let mut s: Vec<IntValue> = c.to_vec();
-                    for (i, &o) in order.iter().enumerate() {
-                        s[o as usize] = c[i];
-                    }
-                    lw.linear(&s, &src_shape)
-                })?
-            }
             Opcode::Join => self.gather(op, &srcs, storage, &dsts, |lw, _, c| {
                 let (inner, k) = c.split_at(c.len() - 1);
                 let b = &lw.llvm.builder;
@@ -104,8 +105,8 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 lw.linear(&full, &src_shape)
             })?,
         };
-        for (i, (regs, dst)) in regs.into_iter().zip(dsts).enumerate() {
-            self.set_result(op, i, dst, regs)?;
+        for (r, regs) in results.into_iter().zip(regs) {
+            self.values.insert(r, regs);
         }
         Ok(())
     }

@@ -13,7 +13,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
     pub(super) fn lower_tensor_op(&mut self, op: Op) -> Result<()> {
         let data = self.op(op);
         let res_ty = self.ty(data.results[0]);
-        let n = self.reg_count(res_ty);
+        let n = self.reg_count(data.results[0]);
         let regs: Regs<'c> = match data.opcode {
             Opcode::Const => {
                 let elem = self.elem_type(op, res_ty)?;

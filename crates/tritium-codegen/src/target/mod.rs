@@ -119,6 +119,8 @@ pub trait Target {
     fn shared_addrspace(&self) -> u16;
     /// Widest single global access in bytes (vectorisation limit).
     fn max_access_bytes(&self) -> u32;
+    /// Which tensor-core (MMA) instructions dots may use.
+    fn mma(&self) -> tritium_transforms::MmaSupport;
     /// Whether the ISA version this target emits has a hardware f32/f16 → fp8
     /// convert that rounds to nearest even and saturates to max finite, as
     /// the fp8 lowering's integer algorithm does (else that algorithm runs).

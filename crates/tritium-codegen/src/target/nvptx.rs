@@ -220,6 +220,13 @@ impl Target for Nvptx {
     fn max_access_bytes(&self) -> u32 {
         16
     }
+    fn mma(&self) -> tritium_transforms::MmaSupport {
+        use tritium_transforms::MmaSupport;
+        match self.arch {
+            NvArch::Sm80 => MmaSupport::V2 { fp8: false },
+            NvArch::Sm89 | NvArch::Sm90 | NvArch::Sm90a => MmaSupport::V2 { fp8: true },
+        }
+    }
     fn has_fp8_convert(&self) -> bool {
         // `cvt.rn.satfinite.{e4m3,e5m2}x2`; sm_89 has the instruction too, but
         // only from PTX ISA 8.1, and `ptx_version` emits 7.8 there

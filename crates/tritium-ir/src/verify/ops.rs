@@ -51,6 +51,12 @@ impl Checker<'_> {
         let types = &self.m.types;
         match opcode {
             Opcode::Const => self.constant(op, res[0]),
+            Opcode::ConvertLayout => {
+                if !types.is_tensor(ops[0]) {
+                    return Err(format!("operand must be a tensor, got {}", self.show(ops[0])));
+                }
+                self.result_is(res[0], ops[0])
+            }
             Opcode::Splat => {
                 if types.is_tensor(ops[0]) {
                     return Err(format!("operand must be a scalar, got {}", self.show(ops[0])));

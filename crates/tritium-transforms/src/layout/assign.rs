@@ -1,0 +1,707 @@
+//! Layout assignment: gives every tensor value of a function a layout and
+//! makes the conversions that needs explicit `convert_layout` ops.
+//!
+//! Rules, per op, in program order:
+//! - values made from scalars (`arange`, `const`, `splat`) take their rank's
+//!   canonical blocked layout; loads, stores and atomics work in it too;
+//! - an elementwise op runs in the layout of its *costly* operands (those
+//!   that are not cheap to recompute) when they agree, else in the canonical
+//!   one, so `sum(x, 1) / n` stays in the reduction's slice layout;
+//! - a reduction's result is its operand's layout sliced along the axis, and
+//!   `expand_dims` of such a slice along that axis is its parent again;
+//!   `broadcast` keeps its operand's layout; a blocked `permute` is the
+//!   permuted blocked layout (a register relabelling);
+//! - `dot` results are MMA accumulators (v3 on sm_90a, else v2), operands
+//!   dot-operand registers (v2) or NVMMA shared memory (v3);
+//! - loop-carried values keep their initial layout unless the body yields a
+//!   costly value in another one (a dot accumulator): then the loop carries
+//!   that layout and the initial value is converted before the loop;
+//! - function arguments and results are in the callee's canonical layouts.
+//!
+//! Where an operand is in another layout than its op needs, a *cheap* value
+//! (an `arange`, `const` or `splat`, and elementwise, `broadcast` and
+//! `expand_dims` chains of those) is recomputed in the wanted layout right
+//! before the op; anything else gets one `convert_layout` after its
+//! definition, shared by all its uses.
+use std::collections::HashMap;
+
+use tritium_ir::{Attr, Block, Func, Function, Module, Op, Opcode, ScalarKind, TypeData, TypeTable, Value, ValueDef};
+
+use super::{Blocked, DotOperand, Layout, LayoutMap, Mma, Operand, SharedLayout};
+
+/// Which tensor-core instructions the target has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaSupport {
+    None,
+    /// `mma.sync` (sm_80+); `fp8` when sm_89+.
+    V2 { fp8: bool },
+    /// `wgmma` (sm_90a), with `mma.sync` for what it cannot do.
+    V3,
+}
+
+#[derive(Clone, Debug)]
+pub struct LayoutOptions {
+    pub num_warps: u32,
+    pub warp_size: u32,
+    /// The widest global access (bytes) the canonical layouts are sized for.
+    pub max_access_bytes: u32,
+    pub mma: MmaSupport,
+}
+
+/// Longest chain recomputed instead of converted.
+const MAX_CHEAP_DEPTH: u32 = 12;
+/// Rounds of the loop-carried fixed point before giving up (keeping the initial layouts).
+const MAX_LOOP_ROUNDS: u32 = 4;
+
+/// Assigns layouts to every tensor value of `func`, inserting the
+/// conversions they need; `callees` holds each already-assigned function's
+/// map (their argument and result layouts are what a call must match).
+pub fn assign_layouts(module: &mut Module, func: Func, opts: &LayoutOptions, callees: &HashMap<Func, LayoutMap>) -> LayoutMap {
+    let types = &module.types;
+    let mut map = LayoutMap { canonical: canonical_layouts(types, &module.funcs[func], opts), layouts: HashMap::new() };
+    // a call's argument and result layouts, by callee name
+    let mut signatures = HashMap::new();
+    for (&g, m) in callees {
+        let callee = &module.funcs[g];
+        let layout = |v: &Value| m.of(*v).cloned();
+        let args: Vec<Option<Layout>> = callee.args().iter().map(layout).collect();
+        let results: Vec<Option<Layout>> = callee.results.iter().map(|&t| m.canonical(types.dims(t).len())).collect();
+        signatures.insert(callee.name.clone(), (args, results));
+    }
+    let mut f = module.funcs[func].clone();
+    let mut a = Assigner {
+        types,
+        f: &mut f,
+        opts,
+        map: std::mem::take(&mut map),
+        signatures: &signatures,
+        op_block: HashMap::new(),
+        converted: HashMap::new(),
+        recomputed: HashMap::new(),
+        dry: false,
+    };
+    a.index_blocks();
+    let entry = a.f.entry_block();
+    for v in a.f.args().to_vec() {
+        if let Some(l) = a.canonical_of(v) {
+            a.map.layouts.insert(v, l);
+        }
+    }
+    a.block(entry);
+    a.erase_dead();
+    let map = a.map;
+    module.funcs[func] = f;
+    map
+}
+
+/// Per rank, the canonical blocked layout: sized from the biggest tensor of
+/// that rank and the narrowest element accessed through its pointers.
+fn canonical_layouts(types: &TypeTable, func: &Function, opts: &LayoutOptions) -> HashMap<usize, Blocked> {
+    let mut biggest: HashMap<usize, Vec<u32>> = HashMap::new();
+    let mut narrowest: HashMap<usize, u32> = HashMap::new();
+    for (_, v) in func.values.iter() {
+        let TypeData::Tensor { dims, .. } = types.data(v.ty) else { continue };
+        let numel: u64 = dims.iter().map(|&d| d as u64).product();
+        let e = biggest.entry(dims.len()).or_insert_with(|| dims.clone());
+        if numel > e.iter().map(|&d| d as u64).product() {
+            *e = dims.clone();
+        }
+        if let Some(b) = types.pointee_bytes(v.ty) {
+            let n = narrowest.entry(dims.len()).or_insert(u32::MAX);
+            *n = (*n).min(b);
+        }
+    }
+    biggest
+        .into_iter()
+        .map(|(rank, shape)| {
+            let eb = narrowest.get(&rank).copied().filter(|&b| b != u32::MAX).unwrap_or(4);
+            (rank, Blocked::for_shape(&shape, eb, opts.num_warps, opts.warp_size, opts.max_access_bytes))
+        })
+        .collect()
+}
+
+struct Assigner<'a> {
+    types: &'a TypeTable,
+    f: &'a mut Function,
+    opts: &'a LayoutOptions,
+    map: LayoutMap,
+    signatures: &'a HashMap<String, (Vec<Option<Layout>>, Vec<Option<Layout>>)>,
+    /// The block each placed op is in.
+    op_block: HashMap<Op, Block>,
+    /// One conversion per (value, layout), placed after the value's definition.
+    converted: HashMap<(Value, Layout), Value>,
+    /// Recomputed cheap values per (value, layout, block they were placed in).
+    recomputed: HashMap<(Value, Layout, Block), Value>,
+    /// Deciding loop-carried layouts: record layouts, change no IR.
+    dry: bool,
+}
+
+/// The elementwise ops (every tensor operand and result in one layout), as a
+/// pattern, so `match`es list them by name and stay exhaustive.
+macro_rules! elementwise {
+    () => {
+        Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Div | Opcode::DivRn | Opcode::Rem | Opcode::And
+            | Opcode::Or | Opcode::Xor | Opcode::Shl | Opcode::Shr | Opcode::Min | Opcode::Max | Opcode::Umulhi
+            | Opcode::Cmp | Opcode::Neg | Opcode::Not | Opcode::Abs | Opcode::Floor | Opcode::Ceil | Opcode::SqrtRn
+            | Opcode::Fma | Opcode::Select | Opcode::Clamp | Opcode::Exp | Opcode::Exp2 | Opcode::Log | Opcode::Log2
+            | Opcode::Sqrt | Opcode::Rsqrt | Opcode::Sin | Opcode::Cos | Opcode::Erf | Opcode::Cast | Opcode::Bitcast
+            | Opcode::PtrToInt | Opcode::IntToPtr | Opcode::Addptr | Opcode::MultipleOf | Opcode::MaxContiguous
+            | Opcode::MaxConstancy
+    };
+}
+
+impl Assigner<'_> {
+    fn index_blocks(&mut self) {
+        for b in self.f.blocks_preorder() {
+            for &op in &self.f.blocks[b].ops {
+                self.op_block.insert(op, b);
+            }
+        }
+    }
+
+    fn rank(&self, v: Value) -> usize {
+        self.types.dims(self.f.value_type(v)).len()
+    }
+    fn is_tensor(&self, v: Value) -> bool {
+        self.types.is_tensor(self.f.value_type(v))
+    }
+    fn canonical_of(&self, v: Value) -> Option<Layout> {
+        if !self.is_tensor(v) {
+            return None;
+        }
+        self.map.canonical(self.rank(v))
+    }
+    fn layout(&self, v: Value) -> Option<Layout> {
+        self.map.of(v).cloned()
+    }
+    fn set(&mut self, v: Value, l: Option<Layout>) {
+        if let (true, Some(l)) = (self.is_tensor(v), l) {
+            self.map.layouts.insert(v, l);
+        }
+    }
+
+    /// Whether `v` is recomputed rather than converted (see the module docs).
+    fn cheap(&self, v: Value, depth: u32) -> bool {
+        if depth > MAX_CHEAP_DEPTH {
+            return false;
+        }
+        let ValueDef::OpResult(op, 0) = self.f.values[v].def else { return false };
+        let d = &self.f.ops[op];
+        if d.results.len() != 1 || !d.regions.is_empty() {
+            return false;
+        }
+        match d.opcode {
+            Opcode::Arange | Opcode::Const | Opcode::Splat => true,
+            elementwise!() | Opcode::Broadcast | Opcode::ExpandDims => {
+                d.operands.iter().all(|&x| !self.is_tensor(x) || self.cheap(x, depth + 1))
+            }
+            _ => false,
+        }
+    }
+
+    /// The layout shared by the costly tensor operands among `vs`, if they
+    /// agree; else the canonical one for `rank`.
+    fn common_layout(&self, vs: &[Value], rank: usize) -> Option<Layout> {
+        let tensors: Vec<Value> = vs.iter().copied().filter(|&v| self.is_tensor(v)).collect();
+        let layouts: Vec<Option<Layout>> = tensors.iter().map(|&v| self.layout(v)).collect();
+        if let Some(first) = layouts.first() {
+            if layouts.iter().all(|l| l == first) && first.is_some() {
+                return first.clone();
+            }
+        }
+        let costly: Vec<Option<Layout>> =
+            tensors.iter().zip(&layouts).filter(|(&v, _)| !self.cheap(v, 0)).map(|(_, l)| l.clone()).collect();
+        if let Some(first) = costly.first() {
+            if costly.iter().all(|l| l == first) && first.is_some() {
+                return first.clone();
+            }
+        }
+        self.map.canonical(rank)
+    }
+
+    /// Whether global accesses may run in `l`: the canonical layout or a
+    /// slice of it (a reduction's result stored directly); MMA and other
+    /// layouts are converted first so accesses stay coalesced.
+    fn access_layout(&self, l: &Layout, rank: usize) -> bool {
+        let canonical = self.map.canonical.values().any(|b| match l {
+            Layout::Blocked(x) => x == b,
+            _ => false,
+        });
+        canonical || matches!(l, Layout::Slice { parent, .. } if self.access_layout(parent, rank + 1))
+    }
+
+    // -- the walk ---------------------------------------------------------
+
+    fn block(&mut self, b: Block) {
+        let ops = self.f.blocks[b].ops.clone();
+        for op in ops {
+            self.op(b, op);
+        }
+    }
+
+    fn op(&mut self, b: Block, op: Op) {
+        let d = self.f.ops[op].clone();
+        let res0 = d.results.first().copied();
+        let rank0 = res0.map(|r| self.rank(r)).unwrap_or(0);
+        match d.opcode {
+            Opcode::Const | Opcode::Splat | Opcode::Arange | Opcode::ProgramId | Opcode::NumPrograms => {
+                let l = res0.and_then(|r| self.canonical_of(r));
+                self.set_results(op, l);
+            }
+            elementwise!() | Opcode::InlineAsm => {
+                let l = self.common_layout(&d.operands, rank0);
+                self.want_all(b, op, &d.operands, l.clone());
+                self.set_results(op, l);
+            }
+            Opcode::Load | Opcode::Store => {
+                let ptr_rank = self.rank(d.operands[0]);
+                let mut l = self.common_layout(&d.operands, ptr_rank);
+                if !l.as_ref().is_some_and(|l| self.access_layout(l, ptr_rank)) {
+                    l = self.map.canonical(ptr_rank);
+                }
+                self.want_all(b, op, &d.operands, l.clone());
+                self.set_results(op, l);
+            }
+            Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Print | Opcode::Assert | Opcode::Reshape | Opcode::Join
+            | Opcode::Split | Opcode::Cat => self.all_canonical(b, op),
+            Opcode::Reduce | Opcode::Scan => {
+                let first = d.operands[0];
+                let mut l = self.layout(first).filter(|l| !l.is_shared());
+                if d.opcode == Opcode::Scan && !l.as_ref().is_some_and(Layout::is_blocked_like) {
+                    l = self.canonical_of(first);
+                }
+                self.want_all(b, op, &d.operands, l.clone());
+                let axis = d.attrs.get("axis").and_then(Attr::as_int).unwrap_or(0) as usize;
+                let out = if d.opcode == Opcode::Reduce { l.map(|l| l.slice(axis)) } else { l };
+                self.set_results(op, out);
+                // the combine region works on scalars
+                for &r in &d.regions {
+                    let rb = self.f.regions[r].block;
+                    self.block(rb);
+                }
+            }
+            Opcode::ExpandDims => {
+                let src = d.operands[0];
+                let axis = d.attrs.get("axis").and_then(Attr::as_int).unwrap_or(0) as usize;
+                let parent = self.layout(src).and_then(|l| l.unslice(axis).cloned());
+                let out = match parent {
+                    Some(p) => Some(p),
+                    None => {
+                        let canon = res0.and_then(|r| self.canonical_of(r));
+                        if self.is_tensor(src) {
+                            let want = canon.as_ref().map(|c| c.slice(axis));
+                            self.want_all(b, op, &[src], want);
+                        }
+                        canon
+                    }
+                };
+                self.set_results(op, out);
+            }
+            Opcode::Broadcast => {
+                let l = self.layout(d.operands[0]).filter(|l| !l.is_shared()).or_else(|| self.canonical_of(d.operands[0]));
+                self.want_all(b, op, &d.operands, l.clone());
+                self.set_results(op, l);
+            }
+            Opcode::Permute => {
+                let order: Vec<usize> =
+                    d.attrs.get("order").and_then(Attr::as_int_array).unwrap_or(&[]).iter().map(|&o| o as usize).collect();
+                let src = d.operands[0];
+                let l = match self.layout(src).and_then(|l| l.permuted(&order)) {
+                    Some(p) => p,
+                    None => {
+                        let canon = self.canonical_of(src);
+                        self.want_all(b, op, &[src], canon.clone());
+                        match canon.and_then(|c| c.permuted(&order)) {
+                            Some(p) => p,
+                            None => return,
+                        }
+                    }
+                };
+                self.set_results(op, Some(l));
+            }
+            Opcode::Dot => self.dot(b, op),
+            Opcode::ConvertLayout => {
+                let l = self.layout(d.operands[0]);
+                self.set_results(op, l);
+            }
+            Opcode::Call => {
+                let callee = d.attrs.get("callee").and_then(Attr::as_str).unwrap_or("").to_string();
+                let (args, results) = self.signatures.get(&callee).cloned().unwrap_or_default();
+                for (i, &v) in d.operands.iter().enumerate() {
+                    let l = args.get(i).cloned().flatten().or_else(|| self.canonical_of(v));
+                    self.want(b, op, i, l);
+                }
+                for (i, &r) in d.results.iter().enumerate() {
+                    let l = results.get(i).cloned().flatten().or_else(|| self.canonical_of(r));
+                    self.set(r, l);
+                }
+            }
+            Opcode::Return => self.all_canonical(b, op),
+            Opcode::Barrier => {}
+            Opcode::For => self.for_loop(b, op),
+            Opcode::While => self.while_loop(b, op),
+            Opcode::If => self.if_op(op),
+            // placed by their parent's rule
+            Opcode::Yield | Opcode::Condition => {}
+        }
+    }
+
+    fn set_results(&mut self, op: Op, l: Option<Layout>) {
+        for r in self.f.ops[op].results.clone() {
+            let l = if self.is_tensor(r) { l.clone() } else { None };
+            self.set(r, l);
+        }
+    }
+
+    fn all_canonical(&mut self, b: Block, op: Op) {
+        let d = self.f.ops[op].clone();
+        for (i, &v) in d.operands.iter().enumerate() {
+            let l = self.canonical_of(v);
+            self.want(b, op, i, l);
+        }
+        for &r in &d.results {
+            let l = self.canonical_of(r);
+            self.set(r, l);
+        }
+    }
+
+    /// Makes each tensor operand of `op` that is among `operands` be in `l`.
+    fn want_all(&mut self, b: Block, op: Op, operands: &[Value], l: Option<Layout>) {
+        let all = self.f.ops[op].operands.clone();
+        for (i, v) in all.iter().enumerate() {
+            if operands.contains(v) && self.is_tensor(*v) {
+                self.want(b, op, i, l.clone());
+            }
+        }
+    }
+
+    /// Makes operand `i` of `op` (placed in `b`) be in layout `l`.
+    fn want(&mut self, b: Block, op: Op, i: usize, l: Option<Layout>) {
+        let v = self.f.ops[op].operands[i];
+        let Some(l) = l else { return };
+        if !self.is_tensor(v) || self.layout(v).as_ref() == Some(&l) || self.dry {
+            return;
+        }
+        let new = self.in_layout(b, op, v, &l);
+        self.f.ops[op].operands[i] = new;
+    }
+
+    /// `v` in layout `l`, usable at `at` (in block `b`).
+    fn in_layout(&mut self, b: Block, at: Op, v: Value, l: &Layout) -> Value {
+        if self.layout(v).as_ref() == Some(l) {
+            return v;
+        }
+        if self.cheap(v, 0) {
+            if let Some(&done) = self.recomputed.get(&(v, l.clone(), b)) {
+                return done;
+            }
+            let new = self.recompute(b, at, v, l);
+            self.recomputed.insert((v, l.clone(), b), new);
+            return new;
+        }
+        if let Some(&done) = self.converted.get(&(v, l.clone())) {
+            return done;
+        }
+        let ty = self.f.value_type(v);
+        let (block, index, loc) = match self.f.values[v].def {
+            ValueDef::OpResult(def, _) => {
+                let block = self.op_block[&def];
+                let idx = self.f.blocks[block].ops.iter().position(|&o| o == def).map_or(0, |i| i + 1);
+                (block, idx, self.f.ops[def].loc)
+            }
+            ValueDef::BlockArg(block, _) => (block, 0, self.f.ops[at].loc),
+        };
+        let conv = self.f.create_op(Opcode::ConvertLayout, &[v], &[ty], Default::default(), Vec::new(), loc);
+        self.f.insert_op(block, index, conv);
+        self.op_block.insert(conv, block);
+        let out = self.f.ops[conv].results[0];
+        self.map.layouts.insert(out, l.clone());
+        self.converted.insert((v, l.clone()), out);
+        out
+    }
+
+    /// Clones the cheap definition of `v` right before `at`, in layout `l`.
+    fn recompute(&mut self, b: Block, at: Op, v: Value, l: &Layout) -> Value {
+        let ValueDef::OpResult(def, _) = self.f.values[v].def else { return v };
+        let d = self.f.ops[def].clone();
+        let mut operands = d.operands.clone();
+        for (i, &x) in d.operands.iter().enumerate() {
+            if !self.is_tensor(x) {
+                continue;
+            }
+            let want = match d.opcode {
+                Opcode::ExpandDims => {
+                    let axis = d.attrs.get("axis").and_then(Attr::as_int).unwrap_or(0) as usize;
+                    l.slice(axis)
+                }
+                _ => l.clone(),
+            };
+            operands[i] = self.in_layout(b, at, x, &want);
+        }
+        let types: Vec<_> = d.results.iter().map(|&r| self.f.value_type(r)).collect();
+        let clone = self.f.create_op(d.opcode, &operands, &types, d.attrs.clone(), Vec::new(), d.loc);
+        let pos = self.f.blocks[b].ops.iter().position(|&o| o == at).unwrap_or(0);
+        self.f.insert_op(b, pos, clone);
+        self.op_block.insert(clone, b);
+        let out = self.f.ops[clone].results[0];
+        self.map.layouts.insert(out, l.clone());
+        out
+    }
+
+    // -- control flow ------------------------------------------------------
+
+    /// Runs the walk over `regions` without changing the IR and returns the
+    /// layouts `ends` (the values a terminator yields) would get.
+    fn dry_run(&mut self, regions: &[tritium_ir::Region], ends: impl Fn(&Function) -> Vec<Value>) -> Vec<Option<Layout>> {
+        let saved = (self.map.layouts.clone(), self.dry);
+        self.dry = true;
+        for &r in regions {
+            let rb = self.f.regions[r].block;
+            self.block(rb);
+        }
+        let out = ends(self.f).iter().map(|&v| self.layout(v)).collect();
+        self.map.layouts = saved.0;
+        self.dry = saved.1;
+        out
+    }
+
+    /// The carried layouts of a loop: start from the initial values'; a
+    /// costly value yielded in another layout pulls its slot to that layout.
+    fn carried_layouts(&mut self, args: &[Value], initial: Vec<Option<Layout>>, regions: &[tritium_ir::Region], yields: impl Fn(&Function) -> Vec<Value> + Copy) -> Vec<Option<Layout>> {
+        let mut carried = initial;
+        for _ in 0..MAX_LOOP_ROUNDS {
+            for (&a, l) in args.iter().zip(&carried) {
+                self.set(a, l.clone());
+            }
+            let yielded = self.dry_run(regions, yields);
+            let ys = yields(self.f);
+            let mut next = carried.clone();
+            for (k, (y, l)) in ys.iter().zip(&yielded).enumerate() {
+                if l.is_some() && *l != carried[k] && !self.cheap(*y, 0) {
+                    next[k] = l.clone();
+                }
+            }
+            if next == carried {
+                break;
+            }
+            carried = next;
+        }
+        carried
+    }
+
+    fn terminator_operands(f: &Function, r: tritium_ir::Region) -> Vec<Value> {
+        let block = &f.blocks[f.regions[r].block];
+        block.ops.last().map(|&t| f.ops[t].operands.clone()).unwrap_or_default()
+    }
+
+    fn for_loop(&mut self, b: Block, op: Op) {
+        let d = self.f.ops[op].clone();
+        let region = d.regions[0];
+        let body = self.f.regions[region].block;
+        let args = self.f.blocks[body].args[1..].to_vec();
+        let inits = d.operands[3..].to_vec();
+        let initial: Vec<Option<Layout>> = inits.iter().map(|&v| self.layout(v)).collect();
+        let carried = self.carried_layouts(&args, initial, &[region], move |f| Self::terminator_operands(f, region));
+        for (k, l) in carried.iter().enumerate() {
+            self.want(b, op, 3 + k, l.clone());
+            self.set(args[k], l.clone());
+            self.set(d.results[k], l.clone());
+        }
+        self.block(body);
+        self.yield_into(body, &carried);
+    }
+
+    fn while_loop(&mut self, b: Block, op: Op) {
+        let d = self.f.ops[op].clone();
+        let (before, after) = (d.regions[0], d.regions[1]);
+        let (bb, ab) = (self.f.regions[before].block, self.f.regions[after].block);
+        let before_args = self.f.blocks[bb].args.clone();
+        let after_args = self.f.blocks[ab].args.clone();
+        let initial: Vec<Option<Layout>> = d.operands.iter().map(|&v| self.layout(v)).collect();
+        // the forwarded values' layouts flow to the after region's arguments
+        let forwarded = |me: &mut Self| {
+            let f = Self::terminator_operands(me.f, before);
+            let ls: Vec<Option<Layout>> = f.iter().skip(1).map(|&v| me.layout(v)).collect();
+            for (&a, l) in after_args.iter().zip(&ls) {
+                me.set(a, l.clone());
+            }
+            ls
+        };
+        let mut carried = initial;
+        for _ in 0..MAX_LOOP_ROUNDS {
+            for (&a, l) in before_args.iter().zip(&carried) {
+                self.set(a, l.clone());
+            }
+            let saved = (self.map.layouts.clone(), self.dry);
+            self.dry = true;
+            self.block(bb);
+            forwarded(self);
+            self.block(ab);
+            let ys = Self::terminator_operands(self.f, after);
+            let yielded: Vec<Option<Layout>> = ys.iter().map(|&v| self.layout(v)).collect();
+            self.map.layouts = saved.0;
+            self.dry = saved.1;
+            let mut next = carried.clone();
+            for (k, (y, l)) in ys.iter().zip(&yielded).enumerate() {
+                if l.is_some() && *l != carried[k] && !self.cheap(*y, 0) {
+                    next[k] = l.clone();
+                }
+            }
+            if next == carried {
+                break;
+            }
+            carried = next;
+        }
+        for (k, l) in carried.iter().enumerate() {
+            self.want(b, op, k, l.clone());
+            self.set(before_args[k], l.clone());
+        }
+        self.block(bb);
+        let fl = forwarded(self);
+        for (k, l) in fl.iter().enumerate() {
+            self.set(d.results[k], l.clone());
+        }
+        self.block(ab);
+        self.yield_into(ab, &carried);
+    }
+
+    fn if_op(&mut self, op: Op) {
+        let d = self.f.ops[op].clone();
+        let blocks: Vec<Block> = d.regions.iter().map(|&r| self.f.regions[r].block).collect();
+        for &rb in &blocks {
+            self.block(rb);
+        }
+        let ends: Vec<Vec<Value>> = d.regions.iter().map(|&r| Self::terminator_operands(self.f, r)).collect();
+        let mut out = Vec::with_capacity(d.results.len());
+        for (k, &r) in d.results.iter().enumerate() {
+            let vs: Vec<Value> = ends.iter().filter_map(|e| e.get(k).copied()).collect();
+            let l = if self.is_tensor(r) { self.common_layout(&vs, self.rank(r)) } else { None };
+            self.set(r, l.clone());
+            out.push(l);
+        }
+        for &rb in &blocks {
+            self.yield_into(rb, &out);
+        }
+    }
+
+    /// Converts the operands of `block`'s terminator to `layouts`.
+    fn yield_into(&mut self, block: Block, layouts: &[Option<Layout>]) {
+        let Some(&term) = self.f.blocks[block].ops.last() else { return };
+        for (k, l) in layouts.iter().enumerate() {
+            if k < self.f.ops[term].operands.len() {
+                self.want(block, term, k, l.clone());
+            }
+        }
+    }
+
+    // -- dot ---------------------------------------------------------------
+
+    fn dot(&mut self, b: Block, op: Op) {
+        let d = self.f.ops[op].clone();
+        let (a, bv, res) = (d.operands[0], d.operands[1], d.results[0]);
+        let precision = d.attrs.get("input_precision").and_then(Attr::as_str).unwrap_or("tf32").to_string();
+        let choice = dot_layouts(self.types, self.f, a, bv, res, &precision, self.opts);
+        match choice {
+            Some((acc, la, lb)) => {
+                self.want(b, op, 0, Some(la));
+                self.want(b, op, 1, Some(lb));
+                self.want(b, op, 2, Some(acc.clone()));
+                self.set(res, Some(acc));
+            }
+            None => self.all_canonical(b, op),
+        }
+    }
+
+    /// Drops pure ops whose results nothing uses (the originals of values
+    /// that were recomputed elsewhere), innermost first.
+    fn erase_dead(&mut self) {
+        if self.dry {
+            return;
+        }
+        loop {
+            let uses = self.f.use_counts();
+            let mut dead = Vec::new();
+            for (blk, op) in self.f.ops_preorder() {
+                let d = &self.f.ops[op];
+                if d.opcode.info().pure && d.regions.is_empty() && d.results.iter().all(|r| !uses.contains_key(r)) {
+                    dead.push((blk, op));
+                }
+            }
+            if dead.is_empty() {
+                break;
+            }
+            for (blk, op) in dead {
+                self.f.erase_op(blk, op);
+                for r in self.f.ops[op].results.clone() {
+                    self.map.layouts.remove(&r);
+                }
+            }
+        }
+    }
+}
+
+/// The accumulator, A and B layouts of a dot, or None when it runs without
+/// tensor cores (fp32 with `ieee` precision, fp64, or no MMA on the target).
+pub fn dot_layouts(
+    types: &TypeTable,
+    f: &Function,
+    a: Value,
+    b: Value,
+    res: Value,
+    precision: &str,
+    opts: &LayoutOptions,
+) -> Option<(Layout, Layout, Layout)> {
+    let a_ty = f.value_type(a);
+    let (a_shape, b_shape) = (types.dims(a_ty).to_vec(), types.dims(f.value_type(b)).to_vec());
+    let res_shape = types.dims(f.value_type(res)).to_vec();
+    let kind = types.scalar_kind(a_ty)?;
+    let fp8 = matches!(kind, ScalarKind::F8E4M3 | ScalarKind::F8E5M2);
+    let k_width = match kind {
+        ScalarKind::F16 | ScalarKind::BF16 => 2,
+        ScalarKind::F32 if precision != "ieee" => 1,
+        ScalarKind::I8 | ScalarKind::U8 => 4,
+        _ if fp8 => 4,
+        _ => return None,
+    };
+    if opts.mma == MmaSupport::None || (fp8 && opts.mma == (MmaSupport::V2 { fp8: false })) {
+        return None;
+    }
+    let rank = res_shape.len();
+    let (m, n, k) = (res_shape[rank - 2], res_shape[rank - 1], a_shape[rank - 1]);
+    if m < 16 || n < 16 || k < 8 * k_width || b_shape[rank - 2] != k {
+        return None;
+    }
+    let elem_bytes = kind.bits() / 8;
+    if opts.mma == MmaSupport::V3 && rank == 2 && m % 64 == 0 && opts.num_warps % 4 == 0 && n % 16 == 0 {
+        let groups_m = (opts.num_warps / 4).min(m / 64).max(1);
+        let wm = 4 * groups_m;
+        let wn = opts.num_warps / wm;
+        let instr_n = (n / wn).clamp(8, 256);
+        let mma = Mma { version: 3, warps_per_cta: vec![wm, wn], instr_shape: vec![64, instr_n] };
+        // A is K-major ([M, K], K contiguous); B keeps N contiguous (MN-major)
+        let sa = SharedLayout::nvmma(k, elem_bytes, false);
+        let sb = SharedLayout::nvmma(n, elem_bytes, false);
+        return Some((Layout::Mma(mma), Layout::Shared(sa), Layout::Shared(sb)));
+    }
+    // mma.sync: spread warps where the tile has the most instruction tiles left
+    let mut warps = vec![1u32; rank];
+    let mut left = opts.num_warps;
+    if rank == 3 {
+        warps[0] = left.min(res_shape[0]).max(1);
+        left /= warps[0];
+    }
+    while left > 1 {
+        let (tm, tn) = (m / (16 * warps[rank - 2]), n / (8 * warps[rank - 1]));
+        if tm >= tn && tm > 1 {
+            warps[rank - 2] *= 2;
+        } else if tn > 1 {
+            warps[rank - 1] *= 2;
+        } else {
+            warps[rank - 2] *= 2;
+        }
+        left /= 2;
+    }
+    let mma = Mma { version: 2, warps_per_cta: warps, instr_shape: vec![16, 8] };
+    let op = |operand| Layout::DotOperand(DotOperand { parent: mma.clone(), operand, k_width });
+    Some((Layout::Mma(mma.clone()), op(Operand::A), op(Operand::B)))
+}

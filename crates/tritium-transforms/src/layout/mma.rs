@@ -1,0 +1,238 @@
+//! Tensor-core layouts: the accumulators of `mma.sync` (version 2, sm_80+)
+//! and `wgmma` (version 3, sm_90a), and the register layouts of their A and B
+//! operands (dot operands), each as a `LinearLayout` for a given shape.
+//!
+//! Per warp, an m16n8 accumulator tile puts element (g + 8i, 2t + j) in
+//! register 2i + j of lane 4g + t (g = lane / 4, t = lane % 4); A and B
+//! fragments follow the PTX ISA's fragment tables for each element width
+//! (`k_width` elements of one row share a 32-bit register: 1 for tf32, 2 for
+//! 16-bit, 4 for 8-bit types). Warps are numbered along M first, so the four
+//! warps of a wgmma warpgroup are consecutive and stack 16-row slices.
+//! Repetitions (a tile larger than the warps cover) are register bits above
+//! the instruction's own: along N first, then M (and K for operands), then
+//! the batch dim of 3-D dots.
+use super::linear::{dim_mask, flatten, LinearLayout};
+
+/// A tensor-core accumulator layout.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Mma {
+    /// 2: mma.sync m16n8kK; 3: wgmma m64nNkK (per warpgroup).
+    pub version: u32,
+    /// Warps along each dim of the (2-D or batched 3-D) result.
+    pub warps_per_cta: Vec<u32>,
+    /// The instruction's result tile [m, n] per warp (v2: [16, 8]) or per
+    /// warpgroup (v3: [64, n]).
+    pub instr_shape: Vec<u32>,
+}
+
+/// Which operand of a dot a register layout feeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Operand {
+    A,
+    B,
+}
+
+/// The register layout of a dot operand for an `Mma` parent.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DotOperand {
+    pub parent: Mma,
+    pub operand: Operand,
+    /// Consecutive K elements one register holds (32 bits / element bits, 1 for tf32).
+    pub k_width: u32,
+}
+
+/// A single-bit basis: coordinate `2^k` along `dim`, or 0 when it wraps past the shape.
+fn unit(shape: &[u32], dim: usize, value: u32) -> u32 {
+    if value >= shape[dim] {
+        return 0;
+    }
+    let mut c = vec![0; shape.len()];
+    c[dim] = value;
+    flatten(shape, &c)
+}
+
+/// Bases for `count` doublings of `step` along `dim` (the bits that
+/// repeat a tile of `step` elements until the dim is covered).
+fn doublings(shape: &[u32], dim: usize, step: u32, until: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut v = step;
+    while v < until {
+        out.push(unit(shape, dim, v));
+        v *= 2;
+    }
+    out
+}
+
+impl Mma {
+    /// Rows (M) and columns (N) one CTA-wide repetition covers.
+    fn cover(&self) -> (u32, u32) {
+        let r = self.warps_per_cta.len();
+        let (wm, wn) = (self.warps_per_cta[r - 2], self.warps_per_cta[r - 1]);
+        match self.version {
+            3 => (16 * wm, self.instr_shape[1] * wn),
+            _ => (16 * wm, 8 * wn),
+        }
+    }
+
+    /// The warp-id bits: along M (16 rows each), then N, then the batch dim.
+    fn warp_bases(&self, shape: &[u32], n_step: u32, m_zero: bool, n_zero: bool) -> Vec<u32> {
+        let r = shape.len();
+        let (m, n) = (r - 2, r - 1);
+        let w = &self.warps_per_cta;
+        let mut out = Vec::new();
+        for i in 0..w[r - 2].trailing_zeros() {
+            out.push(if m_zero { 0 } else { unit(shape, m, 16 << i) });
+        }
+        for i in 0..w[r - 1].trailing_zeros() {
+            out.push(if n_zero { 0 } else { unit(shape, n, n_step << i) });
+        }
+        if r == 3 {
+            for i in 0..w[0].trailing_zeros() {
+                out.push(unit(shape, 0, 1 << i));
+            }
+        }
+        out
+    }
+
+    /// The accumulator layout for a result of `shape` ([.., M, N]).
+    pub fn linear(&self, shape: &[u32]) -> LinearLayout {
+        let r = shape.len();
+        let (m, n) = (r - 2, r - 1);
+        let (cover_m, cover_n) = self.cover();
+        let mut reg = vec![unit(shape, n, 1), unit(shape, m, 8)];
+        if self.version == 3 {
+            // the n8 chunks of one wgmma instruction
+            reg.extend(doublings(shape, n, 8, self.instr_shape[1].min(shape[n])));
+        }
+        reg.extend(doublings(shape, n, cover_n, shape[n]));
+        reg.extend(doublings(shape, m, cover_m, shape[m]));
+        if r == 3 {
+            reg.extend(doublings(shape, 0, self.warps_per_cta[0], shape[0]));
+        }
+        let lane = vec![unit(shape, n, 2), unit(shape, n, 4), unit(shape, m, 1), unit(shape, m, 2), unit(shape, m, 4)];
+        let n_step = if self.version == 3 { self.instr_shape[1] } else { 8 };
+        LinearLayout { shape: shape.to_vec(), reg, lane, warp: self.warp_bases(shape, n_step, false, false) }
+    }
+}
+
+impl DotOperand {
+    /// K elements one instruction consumes.
+    pub fn k_instr(&self) -> u32 {
+        8 * self.k_width
+    }
+
+    /// The operand's register layout for `shape` ([.., M, K] for A, [.., K, N] for B).
+    pub fn linear(&self, shape: &[u32]) -> LinearLayout {
+        let r = shape.len();
+        let (cover_m, cover_n) = self.parent.cover();
+        let kw = self.k_width;
+        let (k, other, other_step, other_cover) = match self.operand {
+            Operand::A => (r - 1, r - 2, 8, cover_m),
+            Operand::B => (r - 2, r - 1, 0, cover_n),
+        };
+        // within one instruction's fragment: the k_width elements of a register,
+        // then (A only) rows +8, then the second half of K
+        let mut reg = doublings(shape, k, 1, kw);
+        if other_step != 0 {
+            reg.push(unit(shape, other, other_step));
+        }
+        reg.push(unit(shape, k, 4 * kw));
+        reg.extend(doublings(shape, k, self.k_instr(), shape[k]));
+        reg.extend(doublings(shape, other, other_cover, shape[other]));
+        if r == 3 {
+            reg.extend(doublings(shape, 0, self.parent.warps_per_cta[0], shape[0]));
+        }
+        let lane = vec![unit(shape, k, kw), unit(shape, k, 2 * kw), unit(shape, other, 1), unit(shape, other, 2), unit(shape, other, 4)];
+        // A is shared by the warps along N, B by those along M
+        let (n_step, m_zero, n_zero) = match self.operand {
+            Operand::A => (8, false, true),
+            Operand::B => (8, true, false),
+        };
+        let mut l = LinearLayout { shape: shape.to_vec(), reg, lane, warp: self.parent.warp_bases(shape, n_step, m_zero, n_zero) };
+        if self.operand == Operand::B && self.parent.version == 3 {
+            l.warp = self.parent.warp_bases(shape, self.parent.instr_shape[1], true, false);
+        }
+        l
+    }
+}
+
+/// Whether every basis of `l` moves along at most one of `dims` only.
+pub fn axis_pure(l: &LinearLayout) -> bool {
+    let masks: Vec<u32> = (0..l.rank()).map(|d| dim_mask(&l.shape, d)).collect();
+    l.reg.iter().chain(&l.lane).chain(&l.warp).all(|&b| masks.iter().filter(|&&m| b & m != 0).count() <= 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_once(l: &LinearLayout) {
+        assert!(l.is_surjective_once(), "{l:?}");
+        assert!(l.is_disjoint() && axis_pure(l));
+    }
+
+    #[test]
+    fn mma_v2_accumulator_matches_the_ptx_fragment() {
+        let mma = Mma { version: 2, warps_per_cta: vec![2, 2], instr_shape: vec![16, 8] };
+        let l = mma.linear(&[64, 32]);
+        check_once(&l);
+        assert_eq!(l.num_regs() * 32 * 4, 64 * 32);
+        // lane 4g + t, register 2i + j holds (g + 8i, 2t + j)
+        for lane in 0..32 {
+            for reg in 0..4 {
+                let (g, t, i, j) = (lane / 4, lane % 4, reg / 2, reg % 2);
+                assert_eq!(l.coord(reg, lane, 0), vec![g + 8 * i, 2 * t + j]);
+            }
+        }
+        // warp 1 is 16 rows down, warp 2 eight columns right; register 4 is the next n tile
+        assert_eq!(l.coord(0, 0, 1), vec![16, 0]);
+        assert_eq!(l.coord(0, 0, 2), vec![0, 8]);
+        assert_eq!(l.coord(4, 0, 0), vec![0, 16]);
+    }
+
+    #[test]
+    fn wgmma_accumulator_stacks_warps_of_a_warpgroup() {
+        let mma = Mma { version: 3, warps_per_cta: vec![8, 1], instr_shape: vec![64, 256] };
+        let l = mma.linear(&[128, 256]);
+        check_once(&l);
+        assert_eq!(l.num_regs(), 128);
+        assert_eq!(l.coord(0, 0, 1), vec![16, 0]);
+        assert_eq!(l.coord(0, 0, 4), vec![64, 0]);
+        // registers 4n .. 4n+3 are the n-th 8-column chunk
+        assert_eq!(l.coord(4 * 5 + 3, 4 * 2 + 1, 0), vec![2 + 8, 40 + 2 + 1]);
+    }
+
+    #[test]
+    fn operand_a_and_b_fragments() {
+        let mma = Mma { version: 2, warps_per_cta: vec![2, 2], instr_shape: vec![16, 8] };
+        for (kw, k) in [(1u32, 8u32), (2, 16), (4, 32)] {
+            let a = DotOperand { parent: mma.clone(), operand: Operand::A, k_width: kw }.linear(&[32, 2 * k]);
+            let b = DotOperand { parent: mma.clone(), operand: Operand::B, k_width: kw }.linear(&[2 * k, 16]);
+            assert!(axis_pure(&a) && axis_pure(&b));
+            // fragment registers: (row, k) of element e of register pair
+            for lane in 0..32u32 {
+                let (g, t) = (lane / 4, lane % 4);
+                // A: first register holds row g, k = t*kw .. t*kw + kw
+                for e in 0..kw {
+                    assert_eq!(a.coord(e, lane, 0), vec![g, t * kw + e]);
+                    assert_eq!(b.coord(e, lane, 0), vec![t * kw + e, g]);
+                }
+                // A: the next register is row g + 8, the one after k + 4*kw
+                assert_eq!(a.coord(kw, lane, 0), vec![g + 8, t * kw]);
+                assert_eq!(a.coord(2 * kw, lane, 0), vec![g, t * kw + 4 * kw]);
+                assert_eq!(b.coord(kw, lane, 0), vec![t * kw + 4 * kw, g]);
+            }
+            // A is replicated over the warps along N, B over those along M
+            assert_eq!(a.copy_mask(crate::layout::linear::HwDim::Warp), 0b10);
+            assert_eq!(b.copy_mask(crate::layout::linear::HwDim::Warp), 0b01);
+        }
+    }
+
+    #[test]
+    fn small_tiles_replicate_instead_of_failing() {
+        let mma = Mma { version: 2, warps_per_cta: vec![4, 1], instr_shape: vec![16, 8] };
+        let l = mma.linear(&[16, 16]);
+        assert_eq!(l.copy_mask(crate::layout::linear::HwDim::Warp), 0b11);
+        assert_eq!(l.num_regs(), 8);
+    }
+}
