@@ -89,7 +89,8 @@ sources_hash() {
     rustc --version
     # a crate's own build directory (crates/<name>/target) is not a source;
     # src/target/ (codegen's targets) is
-    find crates -mindepth 2 -maxdepth 2 -name target -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+    find crates -regextype posix-extended -regex 'crates/[^/]+/target' -prune -o -type f -print0 |
+      LC_ALL=C sort -z | xargs -0 sha256sum
     sha256sum Cargo.toml pyproject.toml
     local optional
     for optional in Cargo.lock .cargo/config.toml rust-toolchain.toml; do
