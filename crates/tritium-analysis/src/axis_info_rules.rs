@@ -188,10 +188,18 @@ impl<'m> Walk<'m> {
                 let (a, b) = (&ops[0], &ops[1]);
                 f.constancy = min_const.clone();
                 // x mod 2^m (`rem` on unsigned, `and` with 2^m - 1 on any type):
-                // an aligned run no longer than 2^m stays consecutive
+                // an aligned run no longer than 2^m stays consecutive. So does
+                // `x % N` for a uniform N known only as a multiple of 2^m (the
+                // tutorial matmul's `(pid * B + arange(0, B)) % N`): an aligned
+                // run of length <= 2^m never crosses a multiple of N. For a
+                // negative dividend, a run starting exactly at a multiple of N
+                // would break; like Triton, index arithmetic is assumed not to
+                // go negative there (such offsets address before the tensor).
+                let uniform = b.constancy.iter().zip(&full).all(|(c, n)| c >= n);
                 let modulus = match (opcode, b.value) {
                     (Opcode::Rem, Some(v)) if unsigned && v > 0 && (v as u64).is_power_of_two() => Some(v as u64),
                     (Opcode::And, Some(v)) if v >= 0 && ((v as u64) + 1).is_power_of_two() => Some(v as u64 + 1),
+                    (Opcode::Rem, None) if uniform && b.all_div() > 1 => Some(b.all_div().min(MAX_DIV)),
                     _ => None,
                 };
                 for d in 0..rank {
