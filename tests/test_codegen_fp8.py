@@ -186,8 +186,8 @@ def test_fp8_kernel_compiles(arch, src, dst, rounding, tmp_path):
     out = compile_ptx(fp8_roundtrip_kernel, arch, signature=sig, constexprs={"BLOCK": 256, "ROUNDING": rounding})
     ptx = out["ptx"]
     hw = "cvt.rn.satfinite." in ptx
-    # hardware fp8 conversion only where our PTX version has it (sm_90+), and only for round-to-nearest
-    assert hw == (arch in ("sm_90", "sm_90a")), ptx
+    # hardware fp8 conversion where the arch has it (sm_89+, PTX 8.1+), and only for round-to-nearest
+    assert hw == (arch in ("sm_89", "sm_90", "sm_90a")), ptx
     ptxas(ptx, arch, tmp_path)
 
 

@@ -48,5 +48,5 @@ func @k(%x: ptr<i32>, %v: i32) attributes {kernel} {
     assert!(out.llir.contains("llvm.nvvm.read.ptx.sreg.ctaid.y"), "{}", out.llir);
     assert!(out.llir.contains("llvm.nvvm.read.ptx.sreg.nctaid.z"), "{}", out.llir);
     assert!(out.ptx.contains("%tid.x"), "{}", out.ptx);
-    assert!(out.ptx.contains(".version 7.8"), "{}", out.ptx);
+    assert!(out.ptx.contains(".version 8.4"), "{}", out.ptx);
 }

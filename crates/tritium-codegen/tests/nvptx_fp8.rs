@@ -32,9 +32,9 @@ fn ptx(src: &str, dst: &str, rounding: &str, arch: &str) -> String {
 }
 
 #[test]
-fn hardware_convert_only_on_sm_90() {
+fn hardware_convert_from_sm_89() {
     for arch in ["sm_80", "sm_89", "sm_90", "sm_90a"] {
-        let hardware = matches!(arch, "sm_90" | "sm_90a");
+        let hardware = matches!(arch, "sm_89" | "sm_90" | "sm_90a");
         for (src, cvt_src) in [("f32", "f32"), ("f16", "f16x2")] {
             for (dst, fmt) in [("f8e4m3", "e4m3"), ("f8e5m2", "e5m2")] {
                 let p = ptx(src, dst, "rtne", arch);

@@ -45,13 +45,13 @@ impl NvArch {
         }
     }
     /// PTX ISA version: the lowest that has every instruction we emit for the
-    /// arch (7.4 brings `L1::evict_*`; sm_89 needs 7.8; sm_90a needs 8.0), so
-    /// older drivers can still JIT the PTX.
+    /// arch (7.4 brings `L1::evict_*`; fp8 `mma.sync` on sm_89 and sm_90 needs
+    /// 8.4, which CUDA 12.4 drivers and ptxas have), so older drivers can
+    /// still JIT the PTX.
     pub fn ptx_version(self) -> u32 {
         match self {
             NvArch::Sm80 => 74,
-            NvArch::Sm89 => 78,
-            NvArch::Sm90 | NvArch::Sm90a => 80,
+            NvArch::Sm89 | NvArch::Sm90 | NvArch::Sm90a => 84,
         }
     }
 }
@@ -72,6 +72,16 @@ impl Nvptx {
 }
 
 static INIT: Once = Once::new();
+
+/// Shared-memory (and const, local) pointers are 32 bits, as the hardware
+/// addresses them: a 64-bit pointer per staged-operand address would double
+/// the registers a tensor-core loop keeps live. NVPTX reads this from its
+/// command-line option only, so it is set once, before the first target machine.
+fn short_shared_pointers() {
+    let args = [c"tritium".as_ptr(), c"-nvptx-short-ptr".as_ptr()];
+    // SAFETY: two valid NUL-terminated strings; called once, under `INIT`
+    unsafe { llvm_sys::support::LLVMParseCommandLineOptions(args.len() as i32, args.as_ptr(), std::ptr::null()) };
+}
 
 /// PTX register class letter, type suffix and zero of a word.
 fn word_constraint(access: Access) -> Result<(&'static str, &'static str, &'static str)> {
@@ -228,13 +238,15 @@ impl Target for Nvptx {
         }
     }
     fn has_fp8_convert(&self) -> bool {
-        // `cvt.rn.satfinite.{e4m3,e5m2}x2`; sm_89 has the instruction too, but
-        // only from PTX ISA 8.1, and `ptx_version` emits 7.8 there
-        matches!(self.arch, NvArch::Sm90 | NvArch::Sm90a)
+        // `cvt.rn.satfinite.{e4m3,e5m2}x2` (PTX ISA 8.1+, sm_89+)
+        matches!(self.arch, NvArch::Sm89 | NvArch::Sm90 | NvArch::Sm90a)
     }
 
     fn target_machine(&self) -> Result<TargetMachine> {
-        INIT.call_once(|| LlvmTarget::initialize_nvptx(&InitializationConfig::default()));
+        INIT.call_once(|| {
+            LlvmTarget::initialize_nvptx(&InitializationConfig::default());
+            short_shared_pointers();
+        });
         let triple = TargetTriple::create(self.triple());
         let target = LlvmTarget::from_triple(&triple).map_err(|e| CodegenError::Llvm(e.to_string()))?;
         target
