@@ -224,6 +224,10 @@ fn outcome(family: usize, rng: &mut Rng, seeds: &[Module]) -> Result<&'static st
         let _ = tritium_ir::print(&module);
         return Ok("verify error");
     }
+    // IR_CORPUS_PRINT=1 shows each module that reaches the stages (to reproduce a failure)
+    if std::env::var_os("IR_CORPUS_PRINT").is_some() {
+        eprintln!("{}", tritium_ir::print(&module));
+    }
     stages::run_all(module).map(|_| "compiled (or a typed codegen refusal)")
 }
 

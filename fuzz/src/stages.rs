@@ -61,7 +61,11 @@ fn text_roundtrip(m: Module) -> Result<Module, String> {
 fn nvptx_codegen(m: Module) -> Result<Module, String> {
     let options = Options::new("sm_90a", 4).map_err(|e| e.to_string())?;
     match compile_ptx(&m, &options) {
-        Ok(_) | Err(CodegenError::Unsupported { .. }) | Err(CodegenError::Option(_)) | Err(CodegenError::CallGraph(_)) => Ok(m),
+        Ok(_)
+        | Err(CodegenError::Unsupported { .. })
+        | Err(CodegenError::Invalid { .. })
+        | Err(CodegenError::Option(_))
+        | Err(CodegenError::CallGraph(_)) => Ok(m),
         Err(e) => Err(e.to_string()),
     }
 }

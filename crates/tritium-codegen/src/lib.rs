@@ -13,6 +13,7 @@ pub mod layout;
 pub mod symbol;
 pub mod llvm;
 mod lower;
+pub mod smem_plan;
 pub mod target;
 
 use inkwell::context::Context;
@@ -147,26 +148,39 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &mut tritium_ir::
     // unreached functions are helpers the frontend inlined: no analysis sees them
     // (their call sites must not weaken a callee's facts or ask for allocation)
     graph.retain(|f| reachable.contains(&f));
-    let layouts = assign_all_layouts(target, module, &graph, options.num_warps);
+    let mut layouts = assign_all_layouts(target, module, &graph, options.num_warps);
     let module: &tritium_ir::Module = module;
-    // callers first, so a callee's argument facts join all its call sites;
-    // after layout assignment, so conversions and recomputed values have facts
-    let mut axis = tritium_analysis::ModuleAxisInfo::compute(module, &graph);
-    let mut infos = HashMap::new();
-    let mut layouts = layouts;
+    // shared memory is planned and allocated on the IR, before lowering:
+    // every scratch area, staged operand and call site gets its real offset
+    let mut plans = HashMap::new();
     for &f in &graph.post_order {
-        let facts = axis.funcs.remove(&f).ok_or_else(|| CodegenError::Internal(format!("no axis info for @{}", module.funcs[f].name)))?;
-        let map = layouts.remove(&f).unwrap_or_default();
-        let info = lower::lower_function(llvm, target, module, f, options.num_warps, map, &infos, facts)?;
-        infos.insert(f, info);
+        let empty = tritium_transforms::LayoutMap::default();
+        plans.insert(f, smem_plan::plan_function(module, &module.funcs[f], layouts.get(&f).unwrap_or(&empty))?);
+    }
+    let positions: HashMap<tritium_ir::Func, HashMap<tritium_ir::Op, u32>> =
+        graph.post_order.iter().map(|&f| (f, tritium_analysis::allocation::op_positions(&module.funcs[f]))).collect();
+    let mut requests = HashMap::new();
+    for (&f, plan) in &plans {
+        requests.insert(f, plan.requests(&module.funcs[f]).map_err(CodegenError::Allocation)?);
     }
     let alloc = ModuleAllocation::compute(
         module,
         &graph,
-        |f| infos.get(&f).map(|i| i.requests.clone()).unwrap_or_default(),
-        |f, op| infos[&f].calls.iter().find(|c| c.0 == op).map_or(0, |c| c.1),
+        |f| requests.remove(&f).unwrap_or_default(),
+        |f, op| positions[&f].get(&op).copied().unwrap_or(0),
     )
     .map_err(CodegenError::Allocation)?;
+    // callers first, so a callee's argument facts join all its call sites;
+    // after layout assignment, so conversions and recomputed values have facts
+    let mut axis = tritium_analysis::ModuleAxisInfo::compute(module, &graph);
+    let mut infos = HashMap::new();
+    for &f in &graph.post_order {
+        let facts = axis.funcs.remove(&f).ok_or_else(|| CodegenError::Internal(format!("no axis info for @{}", module.funcs[f].name)))?;
+        let map = layouts.remove(&f).unwrap_or_default();
+        let smem = lower::FuncShared { alloc: alloc.funcs[&f].clone(), plan: plans.remove(&f).unwrap_or_default() };
+        let info = lower::lower_function(llvm, target, module, f, options.num_warps, map, smem, &infos, facts)?;
+        infos.insert(f, info);
+    }
     // barriers: membar over every function's trace, callees first, with each
     // call at its site's offset; candidates it does not keep are erased
     let mut traces = HashMap::new();
@@ -183,18 +197,6 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &mut tritium_ir::
         let name = |g: tritium_ir::Func| module.funcs[g].name.clone();
         membar_dump.push_str(&format!("@{}\n", module.funcs[*f].name));
         membar_dump.push_str(&tritium_analysis::membar::render(&traces[f], &membar.funcs[f], name));
-    }
-    let i32t = llvm.context.i32_type();
-    for (f, info) in &infos {
-        let a = &alloc.funcs[f];
-        // lowering addresses scratch at the function's base: valid while no scratch buffer is placed elsewhere
-        if let Some(b) = a.buffers.iter().find(|b| b.request.kind == BufferKind::Scratch && b.offset != 0) {
-            return Err(CodegenError::Allocation(format!("scratch buffer of op {:?} allocated at {} (lowering assumes 0)", b.request.op, b.offset)));
-        }
-        for &(op, _, global) in &info.calls {
-            let off = a.offset_of(op, BufferKind::Virtual).unwrap_or(0);
-            global.set_initializer(&i32t.const_int(off as u64, false));
-        }
     }
     let mut shared = 0;
     let mut kernels = Vec::new();

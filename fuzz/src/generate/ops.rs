@@ -68,6 +68,7 @@ impl Gen<'_, '_, '_> {
             Opcode::Call => self.call(block),
             Opcode::Assert | Opcode::Print | Opcode::Barrier => self.debug(block, opcode),
             Opcode::InlineAsm => self.inline_asm(block),
+            Opcode::ConvertLayout => self.convert_layout(block),
             // region ops past the nesting cap; terminators end blocks, made by
             // `region` and `function`
             Opcode::Reduce
@@ -468,6 +469,17 @@ impl Gen<'_, '_, '_> {
         }
         let x = self.value_of(block, t)?;
         self.op(block, opcode, &[x], &[t], &[("values", Attr::IntArray(values))])?;
+        Ok(())
+    }
+
+    /// A tensor moved to another layout: before layout assignment, the value itself.
+    fn convert_layout(&mut self, block: Block) -> Result<()> {
+        let t = self.any_type()?;
+        if self.dims(t).is_empty() {
+            return self.constant(block);
+        }
+        let x = self.value_of(block, t)?;
+        self.op(block, Opcode::ConvertLayout, &[x], &[t], &[])?;
         Ok(())
     }
 

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, GlobalValue, IntValue};
-use tritium_analysis::BufferRequest;
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue};
+use tritium_analysis::BufferKind;
 use tritium_ir::{Attr, Func, Module, Op};
 
 use super::{llvm_scalar_type, Lowering, Regs};
@@ -25,14 +25,7 @@ use crate::target::{Axis, Target};
 /// and what module allocation and membar need.
 pub struct FunctionInfo<'c> {
     pub function: FunctionValue<'c>,
-    /// Per IR argument: its layout when it is a tensor.
-    pub arg_layouts: Vec<Option<TensorLayout>>,
     pub result_layouts: Vec<Option<TensorLayout>>,
-    /// Scratch requests in lowering order, each at its own position among
-    /// the function's scratch uses and calls.
-    pub requests: Vec<BufferRequest>,
-    /// Per call site: (op, position, the global holding its virtual offset).
-    pub calls: Vec<(Op, u32, GlobalValue<'c>)>,
     /// Shared-memory accesses and candidate barriers, decided by membar once
     /// the module's allocation is known.
     pub(crate) barriers: super::barriers::BarrierTrace<'c>,
@@ -41,7 +34,13 @@ pub struct FunctionInfo<'c> {
 /// What the function walk carries besides `Lowering`'s per-op state.
 pub(crate) struct CallState<'a, 'c> {
     pub callees: &'a HashMap<Func, FunctionInfo<'c>>,
-    pub sites: Vec<(Op, u32, GlobalValue<'c>)>,
+}
+
+/// A function's shared memory, planned and allocated before lowering.
+#[derive(Clone, Debug, Default)]
+pub struct FuncShared {
+    pub alloc: tritium_analysis::Allocation,
+    pub plan: crate::smem_plan::FuncSmem,
 }
 
 /// Lowers function `func_id` of `module` into `llvm.module`, launched with
@@ -55,6 +54,7 @@ pub fn lower_function<'c>(
     func_id: Func,
     num_warps: u32,
     layouts: tritium_transforms::LayoutMap,
+    shared: FuncShared,
     callees: &HashMap<Func, FunctionInfo<'c>>,
     facts: tritium_analysis::FuncAxisInfo,
 ) -> Result<FunctionInfo<'c>> {
@@ -127,7 +127,8 @@ pub fn lower_function<'c>(
         values: HashMap::new(),
         tid,
         smem_base,
-        calls: CallState { callees, sites: Vec::new() },
+        calls: CallState { callees },
+        shared,
     };
     let mut p = 0u32;
     for (i, (&arg, layout)) in func.args().iter().zip(&arg_layouts).enumerate() {
@@ -148,12 +149,10 @@ pub fn lower_function<'c>(
     for &op in &func.region_block(func.body).ops {
         lw.lower_op(op)?;
     }
-    let requests = lw.scratch_requests().to_vec();
-    let calls = std::mem::take(&mut lw.calls.sites);
     let barriers = lw.take_barrier_trace();
     llvm.builder.position_at_end(entry);
     llvm.builder.build_unconditional_branch(body)?;
-    Ok(FunctionInfo { function: f, arg_layouts, result_layouts, requests, calls, barriers })
+    Ok(FunctionInfo { function: f, result_layouts, barriers })
 }
 
 /// The struct a device function returns its results' registers in (None when it returns nothing).
@@ -201,23 +200,14 @@ impl<'a, 'c> Lowering<'a, 'c> {
         for &v in &data.operands {
             args.extend(self.regs(v)?.iter().copied().map(BasicMetadataValueEnum::from));
         }
-        // the site's virtual offset is known after module allocation: a
-        // constant global filled in then, which LLVM folds into the address
-        let i32t = self.llvm.context.i32_type();
-        let offset = self.llvm.module.add_global(i32t, None, "tritium.voffset");
-        offset.set_linkage(Linkage::Private);
-        offset.set_constant(true);
-        offset.set_initializer(&i32t.const_zero());
-        let b = &self.llvm.builder;
-        let off = b.build_load(i32t, offset.as_pointer_value(), "")?.into_int_value();
-        let base: IntValue<'c> = b.build_int_add(self.smem_base, off, "")?;
+        // the callee's shared memory starts at this site's virtual offset
+        let off = self.shared.alloc.offset_of(op, BufferKind::Virtual).unwrap_or(0);
+        let base: IntValue<'c> = self.llvm.builder.build_int_add(self.smem_base, self.i32_const(off as u64), "")?;
         args.push(base.into());
         // membar decides, from the callee's summary, whether the candidate
         // barrier before the call stays (see lower/barriers.rs)
         self.smem_call(callee_id, op)?;
         let call = self.llvm.builder.build_call(info.function, &args, "")?;
-        let at = self.smem_position();
-        self.calls.sites.push((op, at, offset));
         let results = self.op(op).results.clone();
         if results.is_empty() {
             return Ok(());

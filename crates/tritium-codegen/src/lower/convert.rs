@@ -11,7 +11,7 @@ use inkwell::module::Linkage;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
-use tritium_analysis::{Access, BufferKind, BufferRequest};
+use tritium_analysis::{Access, BufferKind};
 use tritium_ir::{Op, ScalarKind, Type};
 
 use super::barriers::BarrierTrace;
@@ -23,9 +23,8 @@ const SMEM_NAME: &str = "tritium_smem";
 
 #[derive(Default)]
 pub(crate) struct SmemState<'c> {
-    /// Bytes of the scratch op between `scratch_begin` and `scratch_sync`.
-    open_bytes: u32,
-    requests: Vec<BufferRequest>,
+    /// Bytes `[lo, hi)` of the scratch op between `scratch_begin` and `scratch_sync`.
+    open: (u32, u32),
     /// The access trace and candidate barriers membar decides (barriers.rs).
     pub barriers: BarrierTrace<'c>,
 }
@@ -150,48 +149,54 @@ impl<'a, 'c> Lowering<'a, 'c> {
         Ok((kind, st, bytes))
     }
 
-    /// Starts a scratch use of `bytes` by `op`; returns the scratch base.
+    /// The dynamic shared array every function of the module addresses.
+    fn smem_array(&self) -> PointerValue<'c> {
+        // one array per module; a function's part starts `smem_base` bytes
+        // in (0 in a kernel, an argument of a device function)
+        self.llvm
+            .module
+            .get_global(SMEM_NAME)
+            .unwrap_or_else(|| {
+                let i8t = self.llvm.context.i8_type();
+                let g = self.llvm.module.add_global(i8t.array_type(0), Some(AddressSpace::from(self.target.shared_addrspace())), SMEM_NAME);
+                g.set_linkage(Linkage::External);
+                g.set_alignment(16);
+                g
+            })
+            .as_pointer_value()
+    }
+
+    /// Pointer to byte `offset` of this function's shared memory.
+    pub(super) fn smem_at(&self, offset: u32) -> Result<PointerValue<'c>> {
+        let at = self.llvm.builder.build_int_add(self.smem_base, self.i32_const(offset as u64), "")?;
+        self.scratch_ptr(self.smem_array(), at)
+    }
+
+    /// Starts `op`'s use of its planned scratch (`bytes` of it); returns the
+    /// scratch base. A candidate barrier precedes the writes (membar decides).
     pub(super) fn scratch_begin(&mut self, op: Op, bytes: u32) -> Result<PointerValue<'c>> {
+        let planned = self.shared.plan.scratch.get(&op).copied().unwrap_or(0);
+        let offset = self.shared.alloc.offset_of(op, BufferKind::Scratch);
+        let Some(offset) = offset.filter(|_| bytes <= planned) else {
+            return Err(CodegenError::Internal(format!("`{}` uses {bytes} scratch bytes, {planned} were planned", self.op(op).opcode)));
+        };
         self.smem_candidate_barrier()?;
-        self.smem_access(Access::write(0, bytes));
-        self.smem.open_bytes = bytes;
-        let at = self.smem_position();
-        self.smem.requests.push(BufferRequest { op, kind: BufferKind::Scratch, bytes, align: 16, start: at, end: at });
-        // one dynamic shared array per module, shared by all its functions; this
-        // function's part starts `smem_base` bytes in (0 in a kernel, an argument
-        // of a device function), and its scratch sits at offset 0 of that part
-        let g = self.llvm.module.get_global(SMEM_NAME).unwrap_or_else(|| {
-            let i8t = self.llvm.context.i8_type();
-            let g = self.llvm.module.add_global(i8t.array_type(0), Some(AddressSpace::from(self.target.shared_addrspace())), SMEM_NAME);
-            g.set_linkage(Linkage::External);
-            g.set_alignment(16);
-            g
-        });
-        self.scratch_ptr(g.as_pointer_value(), self.smem_base)
-    }
-
-    /// The scratch requests lowering made so far, in order (for module allocation).
-    pub(super) fn scratch_requests(&self) -> &[BufferRequest] {
-        &self.smem.requests
-    }
-
-    /// The position of the next scratch use or call in this function's
-    /// shared-memory timeline: one per use and per call, in lowering order
-    /// (each is fenced by barriers, so its interval is a single point).
-    pub(super) fn smem_position(&self) -> u32 {
-        (self.smem.requests.len() + self.calls.sites.len()) as u32
+        self.smem_access(Access::write(offset, offset + bytes));
+        self.smem.open = (offset, offset + bytes);
+        self.smem_at(offset)
     }
 
     /// Between a scratch use's writes and its reads.
     pub(super) fn scratch_sync(&mut self) -> Result<()> {
         self.smem_fixed_barrier()?;
-        self.smem_access(Access::read(0, self.smem.open_bytes));
+        let (lo, hi) = self.smem.open;
+        self.smem_access(Access::read(lo, hi));
         Ok(())
     }
 
     /// After a scratch use's reads (they were traced at `scratch_sync`).
     pub(super) fn scratch_done(&mut self) {
-        self.smem.open_bytes = 0;
+        self.smem.open = (0, 0);
     }
 
     fn scratch_ptr(&self, base: PointerValue<'c>, byte_off: IntValue<'c>) -> Result<PointerValue<'c>> {

@@ -15,8 +15,11 @@ use inkwell::values::{BasicValueEnum, IntValue};
 use tritium_ir::{Attr, Op, ScalarKind};
 use tritium_transforms::layout::{DotOperand, Layout, Mma};
 
-use super::{Lowering, Regs};
+use super::shared::{SharedBuffer, ThreadOffset};
+use super::Lowering;
 use crate::error::{CodegenError, Result};
+use tritium_analysis::Access;
+use tritium_transforms::layout::Operand;
 
 /// The PTX type names and shape of one `mma.sync` variant.
 struct MmaKind {
@@ -27,6 +30,22 @@ struct MmaKind {
     /// Accumulator values per 32-bit register (2 for f16 pairs).
     acc_per_reg: u32,
     satfinite: bool,
+}
+
+/// The `mma.sync` instruction for `kind`: outputs, A (4 regs), B (2), C tied to the outputs.
+fn mma_asm(kind: &MmaKind) -> String {
+    if kind.acc_per_reg == 2 {
+        return format!("mma.sync.aligned.{}.row.col.f16.f16.f16.f16 {{$0, $1}}, {{$2, $3, $4, $5}}, {{$6, $7}}, {{$8, $9}};", kind.shape);
+    }
+    format!(
+        "mma.sync.aligned.{}.row.col{}.{}.{}.{}.{} {{$0, $1, $2, $3}}, {{$4, $5, $6, $7}}, {{$8, $9}}, {{$10, $11, $12, $13}};",
+        kind.shape,
+        if kind.satfinite { ".satfinite" } else { "" },
+        kind.acc,
+        kind.a,
+        kind.b,
+        kind.acc
+    )
 }
 
 fn ptx_operand(kind: ScalarKind, precision: &str) -> Option<&'static str> {
@@ -45,17 +64,12 @@ fn ptx_operand(kind: ScalarKind, precision: &str) -> Option<&'static str> {
 impl<'a, 'c> Lowering<'a, 'c> {
     pub(super) fn lower_dot(&mut self, op: Op) -> Result<()> {
         let data = self.op(op);
-        let (a, b, acc, res) = (data.operands[0], data.operands[1], data.operands[2], data.results[0]);
+        let (a, b, res) = (data.operands[0], data.operands[1], data.results[0]);
         let precision = data.attrs.get("input_precision").and_then(Attr::as_str).unwrap_or("tf32").to_string();
-        match (self.layouts.of(res).cloned(), self.layouts.of(a).cloned(), self.layouts.of(b).cloned()) {
-            (Some(Layout::Mma(m)), Some(Layout::DotOperand(da)), Some(Layout::DotOperand(db))) if m.version == 2 => {
-                self.dot_mma_v2(op, &m, &da, &db, &precision)
-            }
-            (Some(Layout::Mma(m)), Some(Layout::Shared(_)), Some(Layout::Shared(_))) if m.version == 3 => self.dot_wgmma(op, &m, &precision),
-            _ => {
-                let _ = (a, b, acc);
-                self.dot_fma(op)
-            }
+        match (self.layouts.of(res).cloned(), self.layouts.of(a).is_some_and(Layout::is_shared), self.layouts.of(b).is_some_and(Layout::is_shared)) {
+            (Some(Layout::Mma(m)), true, true) if m.version == 2 => self.dot_mma_v2(op, &m, &precision),
+            (Some(Layout::Mma(m)), true, true) if m.version == 3 => self.dot_wgmma(op, &m, &precision),
+            _ => self.dot_fma(op),
         }
     }
 
@@ -105,7 +119,11 @@ impl<'a, 'c> Lowering<'a, 'c> {
         Ok([b.build_extract_element(v, self.i32_const(0), "")?, b.build_extract_element(v, self.i32_const(1), "")?])
     }
 
-    fn dot_mma_v2(&mut self, op: Op, mma: &Mma, da: &DotOperand, db: &DotOperand, precision: &str) -> Result<()> {
+    /// mma.sync over operands staged in shared memory: per K step, the B
+    /// fragments of every N tile, then per M tile its A fragment and the
+    /// MMAs (one accumulator tile each), so only one K step of the operands
+    /// is ever in registers.
+    fn dot_mma_v2(&mut self, op: Op, mma: &Mma, precision: &str) -> Result<()> {
         let data = self.op(op);
         let (a, b, acc_v, res) = (data.operands[0], data.operands[1], data.operands[2], data.results[0]);
         let ka = self.kind(a).ok_or_else(|| self.unsupported(op, "pointer dot operands"))?;
@@ -113,46 +131,30 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let kacc = self.kind(res).ok_or_else(|| self.unsupported(op, "pointer accumulator"))?;
         let kind = self.mma_kind(op, ka, kb, kacc, precision)?;
         let shape = self.module.types.dims(self.ty(res)).to_vec();
-        let a_shape = self.module.types.dims(self.ty(a)).to_vec();
+        let (a_shape, b_shape) = (self.module.types.dims(self.ty(a)).to_vec(), self.module.types.dims(self.ty(b)).to_vec());
         let rank = shape.len();
         let (m, n, k) = (shape[rank - 2], shape[rank - 1], a_shape[rank - 1]);
-        let batch = if rank == 3 { shape[0] } else { 1 };
+        let k_width = 32 / ka.bits();
+        let operand = |which| DotOperand { parent: mma.clone(), operand: which, k_width };
+        let (da, db) = (operand(Operand::A), operand(Operand::B));
+        let (la, lb) = (da.linear(&a_shape), db.linear(&b_shape));
         let w = &mma.warps_per_cta;
         let reps = |dim: u32, cover: u32| (dim / cover).max(1);
         let (rm, rn, rk) = (reps(m, 16 * w[rank - 2]), reps(n, 8 * w[rank - 1]), reps(k, da.k_instr()));
-        let rb = if rank == 3 { reps(batch, w[0]) } else { 1 };
-        let kw = da.k_width as usize;
-        let (a_regs, b_regs) = (self.regs(a)?.clone(), self.regs(b)?.clone());
-        let mut acc = self.regs(acc_v)?.clone();
-        if a_regs.len() != (rb * rm * rk * 4) as usize * kw || b_regs.len() != (rb * rn * rk * 2) as usize * kw {
-            return Err(CodegenError::Internal(format!("dot: operand registers ({}, {}) do not match the MMA tiling", a_regs.len(), b_regs.len())));
+        let rb = if rank == 3 { reps(shape[0], w[0]) } else { 1 };
+        let kw = k_width;
+        if la.num_regs() != rb * rm * rk * 4 * kw || lb.num_regs() != rb * rn * rk * 2 * kw {
+            return Err(CodegenError::Internal(format!("dot: operand layouts ({}, {} registers) do not match the MMA tiling", la.num_regs(), lb.num_regs())));
         }
-        // tf32x3: each operand register as (head, tail) tf32 pairs
+        let (abuf, bbuf) = (self.shared_buffer(op, a)?, self.shared_buffer(op, b)?);
+        self.smem_candidate_barrier()?;
+        self.smem_access(Access::read(abuf.range.0, abuf.range.1));
+        self.smem_access(Access::read(bbuf.range.0, bbuf.range.1));
+        let (at, bt) = (self.shared_thread_offset(&la, &abuf.bases)?, self.shared_thread_offset(&lb, &bbuf.bases)?);
+        let (ea, eb) = (self.elem_type(op, self.ty(a))?, self.elem_type(op, self.ty(b))?);
+        let mut acc = self.regs(acc_v)?.clone();
         let split = precision == "tf32x3";
-        let (a_parts, b_parts) = if split {
-            (self.split_tf32(&a_regs)?, self.split_tf32(&b_regs)?)
-        } else {
-            let whole = |regs: &Regs<'c>| -> Result<Vec<IntValue<'c>>> { regs.chunks(kw).map(|c| self.pack_b32(c)).collect() };
-            let (pa, pb) = (whole(&a_regs)?, whole(&b_regs)?);
-            (vec![pa], vec![pb])
-        };
-        let asm = format!(
-            "mma.sync.aligned.{}.row.col{}.{}.{}.{}.{} {{$0, $1, $2, $3}}, {{$4, $5, $6, $7}}, {{$8, $9}}, {{$10, $11, $12, $13}};",
-            kind.shape,
-            if kind.satfinite { ".satfinite" } else { "" },
-            kind.acc,
-            kind.a,
-            kind.b,
-            kind.acc
-        );
-        let asm = if kind.acc_per_reg == 2 {
-            format!(
-                "mma.sync.aligned.{}.row.col.f16.f16.f16.f16 {{$0, $1}}, {{$2, $3, $4, $5}}, {{$6, $7}}, {{$8, $9}};",
-                kind.shape
-            )
-        } else {
-            asm
-        };
+        let asm = mma_asm(&kind);
         let acc_letter = if kind.acc == "f32" { "f" } else { "r" };
         let n_out = 4 / kind.acc_per_reg as usize;
         let mut cons: Vec<String> = (0..n_out).map(|_| format!("={acc_letter}")).collect();
@@ -163,17 +165,30 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let ret = self.llvm.context.struct_type(&vec![acc_ty; n_out], false);
         // tf32x3's three products, smallest first: tail·head, head·tail, head·head
         let products: Vec<(usize, usize)> = if split { vec![(1, 0), (0, 1), (0, 0)] } else { vec![(0, 0)] };
+        let fragment = |lw: &Self, buf: &SharedBuffer<'c>, lin, thread: ThreadOffset<'c>, elem, first: u32, words: u32| -> Result<Vec<Vec<IntValue<'c>>>> {
+            let regs: Vec<u32> = (first..first + words * kw).collect();
+            let vals = lw.load_shared(buf, lin, thread, &regs, elem)?;
+            if split {
+                return lw.split_tf32(&vals);
+            }
+            Ok(vec![vals.chunks(kw as usize).map(|c| lw.pack_b32(c)).collect::<Result<_>>()?])
+        };
         for bi in 0..rb {
-            for mi in 0..rm {
+            for ki in 0..rk {
+                let mut b_frags = Vec::with_capacity(rn as usize);
                 for ni in 0..rn {
-                    let c0 = (((bi * rm + mi) * rn + ni) * 4) as usize;
-                    for ki in 0..rk {
-                        let a0 = (((bi * rm + mi) * rk + ki) * 4) as usize;
-                        let b0 = (((bi * rn + ni) * rk + ki) * 2) as usize;
+                    let b0 = ((bi * rn + ni) * rk + ki) * 2 * kw;
+                    b_frags.push(fragment(self, &bbuf, &lb, bt, eb, b0, 2)?);
+                }
+                for mi in 0..rm {
+                    let a0 = ((bi * rm + mi) * rk + ki) * 4 * kw;
+                    let a_frag = fragment(self, &abuf, &la, at, ea, a0, 4)?;
+                    for (ni, b_frag) in b_frags.iter().enumerate() {
+                        let c0 = (((bi * rm + mi) * rn + ni as u32) * 4) as usize;
                         for &(pa, pb) in &products {
                             let mut args: Vec<BasicValueEnum<'c>> = Vec::with_capacity(6 + n_out);
-                            args.extend(a_parts[pa][a0..a0 + 4].iter().map(|&r| BasicValueEnum::from(r)));
-                            args.extend(b_parts[pb][b0..b0 + 2].iter().map(|&r| BasicValueEnum::from(r)));
+                            args.extend(a_frag[pa].iter().map(|&r| BasicValueEnum::from(r)));
+                            args.extend(b_frag[pb].iter().map(|&r| BasicValueEnum::from(r)));
                             if kind.acc_per_reg == 2 {
                                 args.push(self.pack_b32(&acc[c0..c0 + 2])?.into());
                                 args.push(self.pack_b32(&acc[c0 + 2..c0 + 4])?.into());
@@ -209,7 +224,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
 
     /// fp32 registers as tf32 (head, tail): head rounds x to tf32 (to
     /// nearest, ties away), tail rounds the remainder x - head.
-    fn split_tf32(&self, regs: &Regs<'c>) -> Result<Vec<Vec<IntValue<'c>>>> {
+    fn split_tf32(&self, regs: &[BasicValueEnum<'c>]) -> Result<Vec<Vec<IntValue<'c>>>> {
         let i32t = self.llvm.context.i32_type();
         let f32t = self.llvm.context.f32_type();
         let b = &self.llvm.builder;
@@ -325,7 +340,4 @@ impl<'a, 'c> Lowering<'a, 'c> {
         Err(self.unsupported(op, "wgmma lowering"))
     }
 
-    pub(super) fn store_shared_operand(&mut self, op: Op) -> Result<()> {
-        Err(self.unsupported(op, "operands in shared memory (wgmma)"))
-    }
 }

@@ -17,6 +17,7 @@ mod math;
 mod memory;
 mod reduce;
 mod scan;
+mod shared;
 mod shuffle;
 mod shape;
 mod tensor;
@@ -54,9 +55,12 @@ pub(crate) struct Lowering<'a, 'c> {
     /// shared array (0 in a kernel; an argument of a device function).
     pub smem_base: IntValue<'c>,
     pub calls: call::CallState<'a, 'c>,
+    /// This function's planned and allocated shared memory (offsets of
+    /// scratch, staged values and call sites).
+    pub shared: call::FuncShared,
 }
 
-pub use call::lower_function;
+pub use call::{lower_function, FuncShared};
 pub(crate) use memory::widest_access_bytes;
 
 /// The LLVM type of a scalar or pointer IR type; `Err` names why not.

@@ -79,17 +79,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
         }
         // 3. across warps: one partial per (result element, warp) in scratch
         let warp_bits: Vec<usize> = (0..lin.warp.len()).filter(|&i| lin.warp[i] & along != 0).collect();
-        let uw = 1u32 << warp_bits.len();
-        if uw > 1 {
-            let out_shape: Vec<u32> = tl.shape().iter().enumerate().filter(|&(d, _)| d != axis).map(|(_, &x)| x).collect();
-            let out_numel = out_shape.iter().product::<u32>().max(1);
-            let storage: Vec<_> = operands.iter().map(|&v| self.storage_kind(op, self.ty(v))).collect::<Result<_>>()?;
-            let mut starts = Vec::with_capacity(n);
-            let mut total = 0u32;
-            for s in &storage {
-                starts.push(total);
-                total += (out_numel * uw * s.2).next_multiple_of(16);
-            }
+        let storage: Vec<_> = operands.iter().map(|&v| self.storage_kind(op, self.ty(v))).collect::<Result<_>>()?;
+        let sizes: Vec<u32> = storage.iter().map(|s| s.2).collect();
+        if let Some((uw, slots)) = crate::smem_plan::reduce_slots(&tl, axis, &sizes) {
+            let (starts, total) = (slots.starts, slots.total);
             let base = self.scratch_begin(op, total)?;
             // this warp's position along the axis: its along-axis warp bits, packed
             let (_, warp_id) = self.lane_warp()?;

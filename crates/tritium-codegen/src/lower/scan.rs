@@ -173,15 +173,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
         // 3. warps: each warp's total in scratch, then an exclusive prefix per warp
         let mut warp_excl: Vec<Vec<Option<Prefix<'c>>>> = totals.iter().map(|p| vec![None; p.len()]).collect();
         let mut block_totals = warp_totals.clone();
-        if uw > 1 {
-            let storage: Vec<_> = operands.iter().map(|&v| self.storage_kind(op, self.ty(v))).collect::<Result<_>>()?;
-            let slots = rows.numel.max(1) * reps * uw;
-            let mut starts = Vec::with_capacity(n);
-            let mut total = 0u32;
-            for s in &storage {
-                starts.push(total);
-                total += (slots * s.2).next_multiple_of(16);
-            }
+        let storage: Vec<_> = operands.iter().map(|&v| self.storage_kind(op, self.ty(v))).collect::<Result<_>>()?;
+        let sizes: Vec<u32> = storage.iter().map(|s| s.2).collect();
+        if let Some(slots) = crate::smem_plan::scan_slots(&whole, axis, &sizes) {
+            let (starts, total) = (slots.starts, slots.total);
             let base = self.scratch_begin(op, total)?;
             let b = &self.llvm.builder;
             let wd = b.build_and(self.warp_along(&tl, ra)?, self.i32_const(uw as u64 - 1), "")?;

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 
 use tritium_ir::{Attr, Block, Func, Function, Module, Op, Opcode, ScalarKind, TypeData, TypeTable, Value, ValueDef};
 
-use super::{Blocked, DotOperand, Layout, LayoutMap, Mma, Operand, SharedLayout};
+use super::{Blocked, Layout, LayoutMap, Mma, SharedLayout};
 
 /// Which tensor-core instructions the target has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -391,7 +391,8 @@ impl Assigner<'_> {
         if self.layout(v).as_ref() == Some(l) {
             return v;
         }
-        if self.cheap(v, 0) {
+        // a value in shared memory is always stored there by a conversion
+        if self.cheap(v, 0) && !l.is_shared() {
             if let Some(&done) = self.recomputed.get(&(v, l.clone(), b)) {
                 return done;
             }
@@ -702,6 +703,14 @@ pub fn dot_layouts(
         left /= 2;
     }
     let mma = Mma { version: 2, warps_per_cta: warps, instr_shape: vec![16, 8] };
-    let op = |operand| Layout::DotOperand(DotOperand { parent: mma.clone(), operand, k_width });
-    Some((Layout::Mma(mma.clone()), op(Operand::A), op(Operand::B)))
+    // operands staged in shared memory, each MMA step loading its fragments
+    // (`DotOperand` registers) from there: A K-contiguous, B N-contiguous
+    let order: Vec<usize> = (0..rank).rev().collect();
+    let a_l = SharedLayout::for_ldmatrix(&a_shape[rank - 2..], elem_bytes, vec![1, 0]);
+    let b_l = SharedLayout::for_ldmatrix(&b_shape[rank - 2..], elem_bytes, vec![1, 0]);
+    let with_order = |l: SharedLayout| match l {
+        SharedLayout::Swizzled { vec, per_phase, max_phase, .. } => SharedLayout::Swizzled { vec, per_phase, max_phase, order: order.clone() },
+        other => other,
+    };
+    Some((Layout::Mma(mma), Layout::Shared(with_order(a_l)), Layout::Shared(with_order(b_l))))
 }

@@ -28,15 +28,20 @@ def dot(a: Any, b: Any, acc: Any = None, input_precision: Any = None, allow_tf32
         raise ValueError(f"tl.dot: input_precision must be one of {', '.join(_INPUT_PRECISIONS)}, "
                          f"got {input_precision!r}")
     input_precision = input_precision.lower()
-    if not a.type.is_block() or not b.type.is_block() or len(a.type.shape) != 2 or len(b.type.shape) != 2:
-        raise ValueError(f"tl.dot: both operands must be 2-D tensors, got {_tyname(a.type)} and {_tyname(b.type)}")
+    if not a.type.is_block() or not b.type.is_block() or len(a.type.shape) not in (2, 3) \
+            or len(b.type.shape) != len(a.type.shape):
+        raise ValueError(f"tl.dot: operands must both be 2-D, or both 3-D (batched), got {_tyname(a.type)} and "
+                         f"{_tyname(b.type)}")
+    batch = a.type.shape[:-2]
+    if b.type.shape[:-2] != batch:
+        raise ValueError(f"tl.dot: batch dims differ: {_fmt_shape(a.type.shape)} and {_fmt_shape(b.type.shape)}")
     ad, bd = a.type.scalar, b.type.scalar
     if not (ad.is_fp8() and bd.is_fp8()):
         if ad.name not in _DOT_INPUT or bd.name not in _DOT_INPUT:
             raise TypeError(f"tl.dot: unsupported operand dtypes {ad} and {bd}")
         if ad != bd:
             raise TypeError(f"tl.dot: both operands must have the same dtype, got {ad} and {bd}")
-    (m, k), (k2, n) = a.type.shape, b.type.shape
+    (m, k), (k2, n) = a.type.shape[-2:], b.type.shape[-2:]
     if k != k2:
         raise ValueError(f"tl.dot: incompatible shapes {_fmt_shape(a.type.shape)} and {_fmt_shape(b.type.shape)} "
                          f"(inner dimensions {k} and {k2} differ)")
@@ -57,7 +62,7 @@ def dot(a: Any, b: Any, acc: Any = None, input_precision: Any = None, allow_tf32
         if out_dtype not in (float16, float32):
             raise ValueError(f"tl.dot: out_dtype must be float16 or float32, got {out_dtype}")
         ret = out_dtype
-    ret_ty = block_type(ret, (m, n))
+    ret_ty = block_type(ret, (*batch, m, n))
     if core._unwrap(acc) is None:
         acc = constant(0, ret_ty)
     else:

@@ -1,0 +1,170 @@
+//! Shared memory, planned on the IR before lowering: which ops need scratch
+//! (and how much), and which values live in shared memory (a `Shared`
+//! layout: dot operands staged for tensor-core loads), so the module's
+//! allocation gives every buffer its real offset before any LLVM is built.
+//! The sizes are computed here once; lowering asks the same functions for
+//! the arrangement of its scratch and addresses it at the planned offset.
+use std::collections::HashMap;
+
+use tritium_analysis::allocation::op_positions;
+use tritium_analysis::{BufferKind, BufferRequest, Liveness};
+use tritium_ir::{Attr, Function, Module, Op, Opcode, ScalarKind, Value};
+use tritium_transforms::layout::{Layout, SharedLayout};
+use tritium_transforms::LayoutMap;
+
+use crate::error::{CodegenError, Result};
+use crate::layout::{dim_mask, TensorLayout};
+
+/// Bytes one element of a tensor of `kind` takes in shared memory (`i1` a
+/// byte, pointers 8).
+pub fn smem_elem_bytes(kind: Option<ScalarKind>) -> u32 {
+    match kind {
+        Some(ScalarKind::I1) => 1,
+        Some(k) => k.bits().div_ceil(8),
+        None => 8,
+    }
+}
+
+/// A scratch area split into one 16-byte-aligned slot per operand.
+#[derive(Clone, Debug)]
+pub struct Slots {
+    pub starts: Vec<u32>,
+    pub total: u32,
+}
+
+impl Slots {
+    pub fn new(sizes: impl IntoIterator<Item = u32>) -> Slots {
+        let mut starts = Vec::new();
+        let mut total = 0u32;
+        for s in sizes {
+            starts.push(total);
+            total += s.next_multiple_of(16);
+        }
+        Slots { starts, total }
+    }
+}
+
+/// A reduction's cross-warp partials: one slot per operand of
+/// `out_numel * warps` elements; None when no warp bits move along the axis.
+pub fn reduce_slots(tl: &TensorLayout, axis: usize, elem_bytes: &[u32]) -> Option<(u32, Slots)> {
+    let along = dim_mask(tl.shape(), axis);
+    let warps = 1u32 << tl.lin.warp.iter().filter(|&&b| b & along != 0).count();
+    if warps == 1 {
+        return None;
+    }
+    let out_numel = (tl.numel() / tl.shape()[axis]).max(1);
+    Some((warps, Slots::new(elem_bytes.iter().map(|&eb| out_numel * warps * eb))))
+}
+
+/// A scan's per-warp totals: one slot per operand of `rows * reps * warps`
+/// elements (blocked view); None within one warp.
+pub fn scan_slots(tl: &TensorLayout, axis: usize, elem_bytes: &[u32]) -> Option<Slots> {
+    let b = tl.blocked()?;
+    let ra = *b.layout.logical_dims().get(axis)?;
+    let (warps, reps) = (b.useful_warps(ra), b.regs[ra] / b.spt[ra]);
+    if warps <= 1 {
+        return None;
+    }
+    let rows = (b.numel / b.shape[axis]).max(1);
+    Some(Slots::new(elem_bytes.iter().map(|&eb| rows * reps * warps * eb)))
+}
+
+/// Whether a register-to-register conversion moves data between threads.
+pub fn convert_needs_scratch(from: &TensorLayout, to: &TensorLayout) -> bool {
+    from.lin != to.lin && from.lin.register_permutation_to(&to.lin).is_none()
+}
+
+/// Alignment a shared layout needs: the NVMMA swizzles XOR address bits up
+/// to 8 rows of `swizzle_bytes`, so their tiles start on that boundary.
+pub fn shared_align(l: &SharedLayout) -> u32 {
+    match l {
+        SharedLayout::Nvmma { swizzle_bytes, .. } if *swizzle_bytes > 0 => 8 * swizzle_bytes,
+        _ => 16,
+    }
+}
+
+/// One function's shared-memory needs.
+#[derive(Clone, Debug, Default)]
+pub struct FuncSmem {
+    /// Scratch bytes per op that needs any.
+    pub scratch: HashMap<Op, u32>,
+    /// Explicit buffers: values held in shared memory, (value, bytes, align).
+    pub buffers: Vec<(Value, u32, u32)>,
+}
+
+impl FuncSmem {
+    /// The function's own allocation requests (calls' virtual buffers are
+    /// added by `ModuleAllocation`).
+    pub fn requests(&self, func: &Function) -> std::result::Result<Vec<BufferRequest>, String> {
+        let pos = op_positions(func);
+        let mut out: Vec<BufferRequest> = self
+            .scratch
+            .iter()
+            .map(|(&op, &bytes)| BufferRequest { op, kind: BufferKind::Scratch, bytes, align: 16, start: pos[&op], end: pos[&op] })
+            .collect();
+        out.extend(Liveness::compute(func).buffer_requests(func, &self.buffers)?);
+        Ok(out)
+    }
+}
+
+/// The shared memory every op and value of `func` needs, from its layouts.
+pub fn plan_function(module: &Module, func: &Function, layouts: &LayoutMap) -> Result<FuncSmem> {
+    let mut plan = FuncSmem::default();
+    let tl = |v: Value| -> Option<TensorLayout> {
+        let dims = module.types.dims(func.value_type(v));
+        if dims.is_empty() {
+            return None;
+        }
+        TensorLayout::new(layouts.of(v)?, dims)
+    };
+    let eb = |v: Value| smem_elem_bytes(module.types.scalar_kind(func.value_type(v)));
+    let missing = |op: Op| CodegenError::Internal(format!("smem plan: `{}` has an operand without a layout", func.ops[op].opcode));
+    for (_, op) in func.ops_preorder() {
+        let d = &func.ops[op];
+        let bytes = match d.opcode {
+            Opcode::ConvertLayout => {
+                let (src, res) = (d.operands[0], d.results[0]);
+                match layouts.of(res) {
+                    Some(Layout::Shared(s)) => {
+                        let numel: u32 = module.types.dims(func.value_type(res)).iter().product();
+                        plan.buffers.push((res, numel * eb(res), shared_align(s)));
+                        0
+                    }
+                    _ => {
+                        let (from, to) = (tl(src).ok_or_else(|| missing(op))?, tl(res).ok_or_else(|| missing(op))?);
+                        if convert_needs_scratch(&from, &to) {
+                            to.numel() * eb(src)
+                        } else {
+                            0
+                        }
+                    }
+                }
+            }
+            Opcode::Reduce => {
+                let axis = d.attrs.get("axis").and_then(Attr::as_int).unwrap_or(0) as usize;
+                let t = tl(d.operands[0]).ok_or_else(|| missing(op))?;
+                let sizes: Vec<u32> = d.operands.iter().map(|&v| eb(v)).collect();
+                reduce_slots(&t, axis, &sizes).map_or(0, |(_, s)| s.total)
+            }
+            Opcode::Scan => {
+                let axis = d.attrs.get("axis").and_then(Attr::as_int).unwrap_or(0) as usize;
+                let t = tl(d.operands[0]).ok_or_else(|| missing(op))?;
+                let sizes: Vec<u32> = d.operands.iter().map(|&v| eb(v)).collect();
+                scan_slots(&t, axis, &sizes).map_or(0, |s| s.total)
+            }
+            Opcode::Reshape | Opcode::Join | Opcode::Split | Opcode::Cat => {
+                d.operands.iter().map(|&v| module.types.dims(func.value_type(v)).iter().product::<u32>() * eb(v)).sum()
+            }
+            // a dot without tensor cores stages both operands in scratch
+            Opcode::Dot if !matches!(layouts.of(d.results[0]), Some(Layout::Mma(_))) => {
+                let size = |v: Value| module.types.dims(func.value_type(v)).iter().product::<u32>() * eb(v);
+                Slots::new([size(d.operands[0]), size(d.operands[1])]).total
+            }
+            _ => 0,
+        };
+        if bytes > 0 {
+            plan.scratch.insert(op, bytes);
+        }
+    }
+    Ok(plan)
+}
