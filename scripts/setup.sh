@@ -20,6 +20,9 @@ APT_PACKAGES=(
   #     (.cargo/config.toml points llvm-sys at /usr/lib/llvm-19)
   llvm-19-dev libpolly-19-dev lld-19 zlib1g-dev libzstd-dev
   # <<<
+  # >>> the interpreter's visualizer: tests render its HTML page headless
+  chromium
+  # <<<
 )
 
 pick_python() {
@@ -67,9 +70,9 @@ if [[ ! -x "$VENV/bin/python" ]]; then
 fi
 PY="$VENV/bin/python"
 
-if ! "$PY" -c 'import numpy, pytest, hypothesis' 2>/dev/null || [[ ! -x "$VENV/bin/maturin" ]]; then
-  say "installing numpy, pytest, hypothesis, maturin into .venv"
-  "$PY" -m pip install -q --disable-pip-version-check numpy pytest hypothesis 'maturin>=1.5,<2' ||
+if ! "$PY" -c 'import numpy, pytest, hypothesis, matplotlib' 2>/dev/null || [[ ! -x "$VENV/bin/maturin" ]]; then
+  say "installing numpy, pytest, hypothesis, matplotlib (the visualizer's PNGs), maturin into .venv"
+  "$PY" -m pip install -q --disable-pip-version-check numpy pytest hypothesis matplotlib 'maturin>=1.5,<2' ||
     die "pip install failed (network? see the pip output above)"
 fi
 

@@ -10,8 +10,9 @@ from .memory import MemoryMap, OutOfBoundsError
 from .races import RaceReport
 from .runner import call_jit_in_interpreter, normalize_grid, run_grid
 from .sanitizer import OutOfBoundsReport, Sanitizer
+from .visualizer import Visualizer
 
 __all__ = ["Client", "DataRaceError", "DeviceAssertionError", "DotEvent", "Event", "EventBus", "InterpreterError",
            "KArray", "Launch", "Location", "MemoryEvent", "MemoryMap", "NumpyBuilder", "OutOfBoundsError",
-           "OutOfBoundsReport", "RaceReport", "ReduceEvent", "Sanitizer", "TensorArg", "Tracer", "add_client",
+           "OutOfBoundsReport", "RaceReport", "ReduceEvent", "Sanitizer", "TensorArg", "Tracer", "Visualizer", "add_client",
            "call_jit_in_interpreter", "clients", "normalize_grid", "remove_client", "run_grid", "wrap"]

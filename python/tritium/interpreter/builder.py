@@ -244,9 +244,17 @@ class NumpyBuilder(ElementwiseOps, MemoryOps):
             impl = impl.__get__(self)
         types = [None if h is None else ktype_of(h) for h in operands]
         vals = [None if h is None else np.asarray(h) for h in operands]
-        if self.events.active:
-            self._origin_of = [getattr(h, "origin", None) for h in operands] + [None] * 3
-        return impl(op, vals, types, list(result_types), attrs or {})
+        if not self.events.active:
+            return impl(op, vals, types, list(result_types), attrs or {})
+        self._origin_of = origins = [getattr(h, "origin", None) for h in operands] + [None] * 3
+        results = impl(op, vals, types, list(result_types), attrs or {})
+        # a value computed from a dot's result still counts as that dot's (for its C tile)
+        dot = next((o for o in origins if isinstance(o, Location)), None)
+        if dot is not None:
+            for r in results:
+                if r.origin is None:
+                    r.origin = dot
+        return results
 
     def create_combine(self, op: str, operands: Sequence[Any], result_types: Sequence[dtype],
                        attrs: dict[str, Any], elem_types: Sequence[dtype],

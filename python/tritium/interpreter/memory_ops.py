@@ -80,7 +80,9 @@ class MemoryOps:
         if not (mask is None and read is active) and not read.all():
             fill = np.zeros((), data.dtype) if other is None else other
             data = np.where(read, data, fill)
-        return [self.wrap(data, ty, origin=addr if self.events.active else None)]
+        # clients (a dot's tiles) see where each lane came from; -1 for masked-off lanes
+        origin = (addr if mask is None else np.where(active, addr, -1)) if self.events.active else None
+        return [self.wrap(data, ty, origin=origin)]
 
     def _op_store(self, op, vals, types, rtys, attrs):
         ptr_t = types[0]
