@@ -10,6 +10,7 @@
 pub mod emit;
 pub mod error;
 pub mod layout;
+pub mod report;
 pub mod symbol;
 pub mod llvm;
 mod lower;

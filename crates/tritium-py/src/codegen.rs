@@ -60,8 +60,54 @@ fn compile_ptx<'py>(py: Python<'py>, ir_bytes: &[u8], arch: &str, num_warps: Opt
     Ok(d)
 }
 
+/// What code generation for `arch` will make of the module's memory
+/// accesses and loops (tritium-codegen `report`): ({"accesses": [{"file",
+/// "line", "col", "op", "elem_bytes", "width", "limit", "contiguity",
+/// "divisibility", "mask_constancy"}], "loops": [{"file", "line", "col",
+/// "trip_count"}]}).
+#[pyfunction]
+#[pyo3(signature = (ir_bytes, arch = "sm_90"))]
+fn access_report<'py>(py: Python<'py>, ir_bytes: &[u8], arch: &str) -> PyResult<Bound<'py, PyDict>> {
+    use tritium_codegen::Target;
+    let (accesses, loops) = crate::guarded(|| {
+        let target = tritium_codegen::Nvptx::new(tritium_codegen::NvArch::parse(arch).map_err(codegen_err)?);
+        let module = crate::decode(ir_bytes)?;
+        tritium_codegen::report::report(&module, target.max_access_bytes()).map_err(codegen_err)
+    })?;
+    let loc = |d: &Bound<'py, PyDict>, l: &tritium_ir::LocData| -> PyResult<()> {
+        d.set_item("file", &l.file)?;
+        d.set_item("line", l.line)?;
+        d.set_item("col", l.col)
+    };
+    let mut acc = Vec::new();
+    for a in accesses {
+        let d = PyDict::new(py);
+        loc(&d, &a.loc)?;
+        d.set_item("op", a.op)?;
+        d.set_item("elem_bytes", a.elem_bytes)?;
+        d.set_item("width", a.width)?;
+        d.set_item("limit", a.limit)?;
+        d.set_item("contiguity", a.contiguity)?;
+        d.set_item("divisibility", a.divisibility)?;
+        d.set_item("mask_constancy", a.mask_constancy)?;
+        acc.push(d);
+    }
+    let mut lps = Vec::new();
+    for l in loops {
+        let d = PyDict::new(py);
+        loc(&d, &l.loc)?;
+        d.set_item("trip_count", l.trip_count)?;
+        lps.push(d);
+    }
+    let out = PyDict::new(py);
+    out.set_item("accesses", acc)?;
+    out.set_item("loops", lps)?;
+    Ok(out)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CodegenError", m.py().get_type::<CodegenError>())?;
     m.add_function(wrap_pyfunction!(compile_ptx, m)?)?;
+    m.add_function(wrap_pyfunction!(access_report, m)?)?;
     Ok(())
 }

@@ -7,6 +7,7 @@ from .errors import DataRaceError, DeviceAssertionError, InterpreterError
 from .events import (Client, DotEvent, Event, EventBus, Launch, Location, MemoryEvent, ReduceEvent, TensorArg, Tracer,
                      add_client, clients, remove_client)
 from .memory import MemoryMap, OutOfBoundsError
+from .profiler import Profiler
 from .races import RaceReport
 from .runner import call_jit_in_interpreter, normalize_grid, run_grid
 from .sanitizer import OutOfBoundsReport, Sanitizer
@@ -14,5 +15,5 @@ from .visualizer import Visualizer
 
 __all__ = ["Client", "DataRaceError", "DeviceAssertionError", "DotEvent", "Event", "EventBus", "InterpreterError",
            "KArray", "Launch", "Location", "MemoryEvent", "MemoryMap", "NumpyBuilder", "OutOfBoundsError",
-           "OutOfBoundsReport", "RaceReport", "ReduceEvent", "Sanitizer", "TensorArg", "Tracer", "Visualizer", "add_client",
+           "OutOfBoundsReport", "Profiler", "RaceReport", "ReduceEvent", "Sanitizer", "TensorArg", "Tracer", "Visualizer", "add_client",
            "call_jit_in_interpreter", "clients", "normalize_grid", "remove_client", "run_grid", "wrap"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 import numpy as np
 
@@ -81,6 +81,9 @@ class Launch:
     batches: int = 0
     restarts: int = 0
     one_at_a_time: bool = False
+    # what compiling this launch would give: the tile IR (None for a kernel
+    # no compiler takes, such as an NKI one); clients ask only when they need it
+    compile_ir: Callable[[], bytes | None] = field(default=lambda: None, repr=False)
 
     def tensor_at(self, address: int) -> TensorArg | None:
         for t in self.tensors:

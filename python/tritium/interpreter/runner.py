@@ -134,6 +134,12 @@ def _bind(kernel: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str,
     return dict(b.arguments)
 
 
+def _ir_of(kernel: Any, bound: dict[str, Any]) -> Callable[[], bytes | None]:
+    """What compiling this launch would give, for clients that ask (the profiler)."""
+    launch_ir = getattr(kernel, "launch_ir", None)
+    return (lambda: launch_ir(dict(bound))) if launch_ir is not None else (lambda: None)
+
+
 def check_launch_options(options: dict[str, Any]) -> None:
     """The launch options the compiler would refuse, refused alike (the
     message is the compiler's, crates/tritium-codegen Options)."""
@@ -193,7 +199,7 @@ def run_grid(kernel: Any, grid: Any, bound: dict[str, Any] | Sequence[Any] | Non
         with using_builder(builder):
             args = {name: _convert(name, bound[name], types[name], memory, hosts, tensors) for name in bound}
             launch = Launch(getattr(kernel, "__name__", "kernel"), grid, memory, tuple(tensors), frontend,
-                            py_fn.__code__.co_filename)
+                            py_fn.__code__.co_filename, compile_ir=_ir_of(kernel, bound))
             bus.launch(launch)
 
             def run_batch(pids: np.ndarray) -> None:

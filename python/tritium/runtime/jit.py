@@ -195,6 +195,15 @@ class JITFunction(KernelInterface):
         return compile_kernel(self, self._params_for(args, kwargs, signature, constexprs), arg_attrs,
                               debug=debug_requested(debug, self.debug)).encode()
 
+    def launch_ir(self, bound: dict[str, Any], debug: bool | None = None) -> bytes:
+        """The IR a launch with these bound arguments compiles: specialized as
+        the backend's rules specialize them (divisibility, equal_to_1)."""
+        from ..compiler.frontend import compile_kernel
+        from .specialization import specializer
+        spec = specializer(self)
+        attrs = spec.specialization(spec.key(tuple(bound.values()))).arg_attrs()
+        return compile_kernel(self, self.specialize(bound), attrs, debug=debug_requested(debug, self.debug)).encode()
+
     def ir_text(self, *args: Any, signature: Any = None, constexprs: dict | None = None,
                 arg_attrs: dict | None = None, debug: bool | None = None, **kwargs: Any) -> str:
         from .. import _core
@@ -268,11 +277,7 @@ class JITFunction(KernelInterface):
             from ..interpreter import runner
             return runner.run_grid(self, grid, bound, **options)
         _normalize_grid(grid(dict(bound)) if callable(grid) else grid)
-        from ..compiler.frontend import compile_kernel
-        from .specialization import specializer
-        spec = specializer(self)
-        attrs = spec.specialization(spec.key(tuple(bound.values()))).arg_attrs()
-        compile_kernel(self, self.specialize(bound), attrs, debug=debug_requested(options.get("debug"), self.debug))
+        self.launch_ir(bound, options.get("debug"))
         if options.get("warmup"):
             return None
         from . import driver

@@ -21,7 +21,7 @@ use crate::target::{Access, MemHints};
 /// constant run, `max_access_bytes` or the `owned` consecutive elements the
 /// thread holds; the one rule for both lowering and layout sizing, so
 /// layouts are never sized for accesses codegen would not emit.
-fn elems_per_access(ptr: DimFacts, mask: Option<DimFacts>, elem_bytes: u32, max_access_bytes: u32, owned: u64) -> u64 {
+pub(crate) fn elems_per_access(ptr: DimFacts, mask: Option<DimFacts>, elem_bytes: u32, max_access_bytes: u32, owned: u64) -> u64 {
     let eb = elem_bytes as u64;
     let mut vec = owned
         .min(ptr.contiguity)

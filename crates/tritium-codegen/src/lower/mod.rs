@@ -14,7 +14,7 @@ mod control;
 mod dot;
 mod fp8;
 mod math;
-mod memory;
+pub(crate) mod memory;
 mod reduce;
 mod scan;
 mod shared;
