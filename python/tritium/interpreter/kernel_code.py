@@ -79,6 +79,7 @@ class LaunchChecks:
         self.checked: set[types.FunctionType] = set()
         self.calls: list[types.FunctionType] = []
         self.debugs = False     # some function checked so far calls a debugger
+        self.enforce_subset = True   # Triton's Python subset (another frontend has its own rules)
 
     def prepare(self, fn: types.FunctionType) -> types.FunctionType:
         """`fn`'s runnable code, checked with every @jit function it names."""
@@ -86,7 +87,7 @@ class LaunchChecks:
         if fn not in self.checked:
             self.checked.add(fn)
             self.debugs |= code.debugs
-            if code.src is not None:
+            if code.src is not None and self.enforce_subset:
                 check_function(fn, code.src, interpreter=True, on_free_value=self._follow)
         return code.run
 

@@ -75,7 +75,9 @@ class MemoryMap:
         data, first = byte_view(arr)
         base = self._next
         self.regions.append(Region(name, base, data, arr, base + first))
-        self._next = (base + data.size + _GAP + _ALIGN - 1) // _ALIGN * _ALIGN
+        # the gap after a buffer is as large as the buffer: a stray lane that
+        # overshoots by less than the whole buffer lands nowhere, and is reported
+        self._next = (base + data.size + max(_GAP, data.size) + _ALIGN - 1) // _ALIGN * _ALIGN
         self._bases = np.array([r.base for r in self.regions], np.int64)
         self._ends = np.array([r.end for r in self.regions], np.int64)
         return base + first

@@ -163,7 +163,7 @@ def program_order(grid: tuple[int, int, int], shuffle: bool, seed: int | None = 
 def run_grid(kernel: Any, grid: Any, bound: dict[str, Any] | Sequence[Any] | None = None, *,
              kwargs: dict[str, Any] | None = None, clients: Sequence[Client] = (), oob: str = "raise",
              shuffle: bool | None = None, seed: int | None = None, batch: bool | None = None,
-             frontend: str = "triton", **options: Any) -> None:
+             frontend: str = "triton", arg_hook: Callable | None = None, **options: Any) -> None:
     """Run `kernel` (a JITFunction or plain function) over `grid` in the interpreter.
 
     `bound` is the parameter dict the JIT binds (or a positional sequence,
@@ -171,7 +171,10 @@ def run_grid(kernel: Any, grid: Any, bound: dict[str, Any] | Sequence[Any] | Non
     compiler checks them and reach only a callable grid's meta dict.
     `clients` receive events (events.py), after those registered with
     `add_client` or an enclosing `clients()` block. `batch=False` runs one
-    program at a time."""
+    program at a time. Another frontend (nki/) names itself in `frontend`,
+    and `arg_hook(name, value, converted, tensor_arg_or_None)` gives what its
+    kernels receive for each argument; its kernels are not held to Triton's
+    Python subset."""
     check_launch_options(options)
     if bound is None or not isinstance(bound, dict):
         bound = _bind(kernel, list(bound or ()), dict(kwargs or {}))
@@ -193,11 +196,18 @@ def run_grid(kernel: Any, grid: Any, bound: dict[str, Any] | Sequence[Any] | Non
         clients.append(race_check)
     bus = EventBus(clients)
     builder = NumpyBuilder(memory, grid, bus, oob=oob)
+    builder.checks.enforce_subset = frontend == "triton"
     py_fn = getattr(kernel, "fn", kernel)
     fn = builder.checks.prepare(py_fn)
     try:
         with using_builder(builder):
-            args = {name: _convert(name, bound[name], types[name], memory, hosts, tensors) for name in bound}
+            args = {}
+            for name in bound:
+                mapped = len(tensors)
+                args[name] = _convert(name, bound[name], types[name], memory, hosts, tensors)
+                if arg_hook is not None:
+                    args[name] = arg_hook(name, bound[name], args[name],
+                                          tensors[-1] if len(tensors) > mapped else None)
             launch = Launch(getattr(kernel, "__name__", "kernel"), grid, memory, tuple(tensors), frontend,
                             py_fn.__code__.co_filename, compile_ir=_ir_of(kernel, bound))
             bus.launch(launch)

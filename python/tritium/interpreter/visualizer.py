@@ -174,12 +174,17 @@ class LaunchAccess:
         addresses = event.addresses.reshape(n, -1)
         mask = event.mask.reshape(n, -1)
         kind = "read" if event.kind == "load" else "write"
-        for t, idx in self._indices(addresses):
-            drawn = t.drawable(addresses)
+        reached = self._indices(addresses)
+        # masked-off lanes belong to the tensor the access aims at (the one its
+        # active lanes reach most), wherever their addresses happen to point
+        aim = max(reached, key=lambda r: int(((r[1] >= 0) & mask).sum()), default=None)
+        for t, idx in reached:
+            drawn = t.drawable(addresses) if t is aim[0] else None
             for i, row in enumerate(rows):
                 inside = idx[i] >= 0
                 t.add(row, kind, idx[i][inside & mask[i]])
-                t.add(row, "masked", drawn[i][(drawn[i] >= 0) & ~mask[i]])
+                if drawn is not None:
+                    t.add(row, "masked", drawn[i][(drawn[i] >= 0) & ~mask[i]])
                 if event.value_from is not None and event.kind == "store":
                     dot = self.dots.setdefault(event.value_from, DotAccess(event.value_from))
                     dot.add(row, "c", t.arg.name, idx[i][inside & mask[i]])
