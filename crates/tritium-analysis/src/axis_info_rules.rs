@@ -296,10 +296,11 @@ impl<'m> Walk<'m> {
                 }
             }
             Opcode::ProgramId | Opcode::NumPrograms | Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Reduce
-            | Opcode::Scan | Opcode::Dot | Opcode::Join | Opcode::Split | Opcode::Cat => {}
+            | Opcode::Scan | Opcode::Dot | Opcode::Join | Opcode::Split | Opcode::Cat | Opcode::BlockLoad => {}
             // `Walk::op` gives the results of these (or they have none)
             Opcode::For | Opcode::If | Opcode::While | Opcode::Call | Opcode::Store | Opcode::Yield
-            | Opcode::Condition | Opcode::Return | Opcode::Assert | Opcode::Print | Opcode::Barrier => {}
+            | Opcode::Condition | Opcode::Return | Opcode::Assert | Opcode::Print | Opcode::Barrier
+            | Opcode::BlockStore | Opcode::BlockAtomic => {}
         }
         // constancy and contiguity never exceed the dim (broadcasts of scalars, clamps above)
         for (d, &n) in full.iter().enumerate().take(f.rank()) {

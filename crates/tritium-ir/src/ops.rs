@@ -215,7 +215,33 @@ op_table! {
     // layouts (appended): the value itself, moved to another layout; only
     // layout assignment makes it (the layout lives in its side table)
     ConvertLayout => pure(fixed("convert_layout", 1, 1)),
+    // block memory (appended): a block pointer's or tensor descriptor's whole
+    // access as one op, operands `base, shape[r], strides[r], offsets[r]`,
+    // then `other` / the value; expanded to addptr/load/store by
+    // tritium-transforms::expand_block_memory unless a target claims it first
+    BlockLoad => with_attrs(op("block_load", 4, None, Fixed(1)), BLOCK_LOAD),
+    BlockStore => with_attrs(op("block_store", 5, None, Fixed(0)), BLOCK_STORE),
+    BlockAtomic => with_attrs(op("block_atomic", 5, None, Fixed(0)), BLOCK_ATOMIC),
 }
+
+const BLOCK_LOAD: &[AttrSpec] = &[
+    req("boundary_check", IntArray),
+    req("order", IntArray),
+    req("descriptor", Bool),
+    req("cache", Str),
+    req("eviction", Str),
+    req("volatile", Bool),
+];
+const BLOCK_STORE: &[AttrSpec] =
+    &[req("boundary_check", IntArray), req("order", IntArray), req("descriptor", Bool), req("cache", Str), req("eviction", Str)];
+const BLOCK_ATOMIC: &[AttrSpec] = &[
+    req("boundary_check", IntArray),
+    req("order", IntArray),
+    req("descriptor", Bool),
+    req("kind", Str),
+    req("sem", Str),
+    req("scope", Str),
+];
 
 /// `inline_asm` moves elements narrower than 32 bits packed into 32-bit
 /// registers (as Triton): how many elements of `bits` share one register when

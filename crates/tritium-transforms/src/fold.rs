@@ -57,7 +57,8 @@ fn fold_op(types: &TypeTable, f: &mut Function, op: Op) -> Rewrite {
         | Opcode::Join | Opcode::Split | Opcode::Cat | Opcode::Reduce | Opcode::Scan | Opcode::Dot
         | Opcode::MultipleOf | Opcode::MaxContiguous | Opcode::MaxConstancy | Opcode::While | Opcode::Yield
         | Opcode::Condition | Opcode::Call | Opcode::Return | Opcode::Assert | Opcode::Print | Opcode::Barrier
-        | Opcode::InlineAsm | Opcode::ConvertLayout => None,
+        | Opcode::InlineAsm | Opcode::ConvertLayout | Opcode::BlockLoad | Opcode::BlockStore
+        | Opcode::BlockAtomic => None,
     };
     let Some(c) = folded else { return Rewrite::Keep };
     let res_ty = f.value_type(f.ops[op].results[0]);

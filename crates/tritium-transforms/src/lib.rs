@@ -1,8 +1,10 @@
 //! tritium-transforms: passes over the tile IR that prepare it for codegen.
 //! Tile-level cleanups (`fold`, `canonicalize`, `cse`, `dce`, run in order by
-//! `pipeline::run_passes`) rewrite the IR; layout assignment (`layout`)
+//! `pipeline::run_passes`, after `expand_block_memory` has rewritten block
+//! pointer and descriptor accesses into ordinary ones) rewrite the IR; layout assignment (`layout`)
 //! produces a side table value → layout instead of rewriting types (see
 //! docs/architecture.md).
+pub mod block_memory;
 pub mod canonicalize;
 mod carried;
 pub mod constant;
@@ -14,6 +16,7 @@ pub mod layout;
 pub mod pipeline;
 mod walk;
 
+pub use block_memory::expand_block_memory;
 pub use canonicalize::canonicalize;
 pub use cse::eliminate_common_subexpressions;
 pub use dce::eliminate_dead_code;

@@ -4,7 +4,7 @@
 //! assignment.
 use tritium_ir::{verify, Module, VerifyError};
 
-use crate::{canonicalize, eliminate_common_subexpressions, eliminate_dead_code, fold_constants};
+use crate::{canonicalize, eliminate_common_subexpressions, eliminate_dead_code, expand_block_memory, fold_constants};
 
 /// Which passes run; all by default. `verify_each` re-verifies after every
 /// pass (on in debug builds and tests: a pass producing invalid IR is a bug).
@@ -24,7 +24,9 @@ impl Default for PassOptions {
 }
 
 impl PassOptions {
-    /// No pass at all (the module goes to codegen as the frontend built it).
+    /// No optional pass: the module goes to codegen as the frontend built
+    /// it, but for the block memory ops `run_passes` always expands (no
+    /// target lowers them as they are).
     pub fn none() -> Self {
         PassOptions { fold: false, canonicalize: false, cse: false, dce: false, verify_each: false }
     }
@@ -55,6 +57,19 @@ pub fn run_passes(
     mut dump: Option<&mut dyn FnMut(&str, &Module)>,
 ) -> Result<PassStats, VerifyError> {
     let mut stats = PassStats::new();
+    // a lowering rather than an optimization: it always runs, first, so the
+    // passes below clean up the index arithmetic it writes. (A target that
+    // claims block accesses whole, TMA on sm_90a, does so before this.)
+    let expanded = expand_block_memory(m);
+    if expanded > 0 {
+        stats.push(("expand_block_memory", expanded));
+        if opts.verify_each {
+            verify(m)?;
+        }
+        if let Some(d) = dump.as_mut() {
+            d("expand_block_memory", m);
+        }
+    }
     for round in 0..ROUNDS {
         let mut changed = 0;
         for &(name, pass) in PASSES {

@@ -203,6 +203,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
             Opcode::Yield | Opcode::Condition => {
                 Err(CodegenError::Internal(format!("`{}` lowered outside its region's op", self.op(op).opcode)))
             }
+            // compile_ptx runs tritium_transforms::expand_block_memory before lowering
+            Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic => {
+                Err(CodegenError::Internal(format!("`{}` reached lowering unexpanded", self.op(op).opcode)))
+            }
         }
     }
 }

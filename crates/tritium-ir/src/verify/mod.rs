@@ -1,6 +1,7 @@
 //! The verifier: every rule of docs/ir.md a module must satisfy before any
 //! analysis or codegen trusts it. Structure, scoping and terminators are
 //! checked here; per-op typing rules live in `ops.rs` and `shapes.rs`.
+mod blocks;
 mod ops;
 mod shapes;
 

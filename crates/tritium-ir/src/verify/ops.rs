@@ -35,7 +35,7 @@ impl Checker<'_> {
     fn is_i1_like(&self, c: Type, like: Type) -> bool {
         self.m.types.same_shape(c, like) && self.kind(c) == Some(ScalarKind::I1)
     }
-    fn one_of(&self, op: Op, key: &str, allowed: &[&str]) -> Rule {
+    pub(super) fn one_of(&self, op: Op, key: &str, allowed: &[&str]) -> Rule {
         match self.attr(op, key).and_then(|a| a.as_str()) {
             Some(s) if !allowed.contains(&s) => {
                 Err(format!("attribute '{key}' is \"{s}\", expected one of {}", allowed.join(" ")))
@@ -283,6 +283,7 @@ impl Checker<'_> {
             }
             Opcode::Print | Opcode::Barrier => Ok(()),
             Opcode::InlineAsm => self.inline_asm(op, &ops, &res),
+            Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic => self.block_access(op, opcode, &ops, &res),
         }
     }
 
@@ -415,7 +416,7 @@ impl Checker<'_> {
         }
         Ok(())
     }
-    fn atomic_attrs(&self, op: Op) -> Rule {
+    pub(super) fn atomic_attrs(&self, op: Op) -> Rule {
         self.one_of(op, "sem", &["relaxed", "acquire", "release", "acq_rel"])?;
         self.one_of(op, "scope", &["gpu", "cta", "sys"])
     }

@@ -1,0 +1,99 @@
+//! Typing rules of the block memory ops (`block_load`, `block_store`,
+//! `block_atomic`): one access of a whole block described by a base pointer
+//! and per-dimension shape, stride and offset scalars. The rank comes from
+//! the block's type (the result, or the stored value); the operand count
+//! must match it exactly.
+use crate::attrs::Attr;
+use crate::entities::{Op, Type};
+use crate::ops::Opcode;
+use crate::types::ScalarKind;
+
+use super::ops::Rule;
+use super::Checker;
+
+impl Checker<'_> {
+    pub(super) fn block_access(&self, op: Op, opcode: Opcode, ops: &[Type], res: &[Type]) -> Rule {
+        let types = &self.m.types;
+        // the block's type: the loaded result, or the stored value (last operand)
+        let block = if opcode == Opcode::BlockLoad { res[0] } else { ops[ops.len() - 1] };
+        let dims = types.dims(block).to_vec();
+        let r = dims.len();
+        if r == 0 {
+            return Err(format!("the block must be a tensor, got {}", self.show(block)));
+        }
+        let fixed = 1 + 3 * r;
+        let ok_count = match opcode {
+            Opcode::BlockLoad => ops.len() == fixed || ops.len() == fixed + 1,
+            _ => ops.len() == fixed + 1,
+        };
+        if !ok_count {
+            return Err(format!(
+                "a rank-{r} block takes base, {r} shapes, {r} strides and {r} offsets{}, got {} operands",
+                if opcode == Opcode::BlockLoad { " (then an optional 'other')" } else { ", then the value" },
+                ops.len()
+            ));
+        }
+        let elem = types.elem(block);
+        if types.pointee(ops[0]) != Some(elem) || types.is_tensor(ops[0]) {
+            return Err(format!("base must be a scalar pointer to {}, got {}", self.show(elem), self.show(ops[0])));
+        }
+        let scalar_int = |t: Type, bits: &[u32]| {
+            !types.is_tensor(t) && self.kind(t).is_some_and(|k| k.is_int() && bits.contains(&k.bits()))
+        };
+        for (d, &t) in ops[1..1 + r].iter().enumerate() {
+            if !scalar_int(t, &[32, 64]) {
+                return Err(format!("shape {d} must be an i32 or i64 scalar, got {}", self.show(t)));
+            }
+        }
+        for (d, &t) in ops[1 + r..1 + 2 * r].iter().enumerate() {
+            if !scalar_int(t, &[64]) {
+                return Err(format!("stride {d} must be an i64 scalar, got {}", self.show(t)));
+            }
+        }
+        for (d, &t) in ops[1 + 2 * r..fixed].iter().enumerate() {
+            // a scalar start (the block's rows d are start..start+B_d), or
+            // one index per row (a gather/scatter along d)
+            let per_row = types.is_tensor(t) && types.dims(t) == [dims[d]];
+            if self.kind(t) != Some(ScalarKind::I32) || (types.is_tensor(t) && !per_row) {
+                return Err(format!(
+                    "offset {d} must be an i32 scalar or a tensor<{}xi32>, got {}",
+                    dims[d],
+                    self.show(t)
+                ));
+            }
+        }
+        if opcode == Opcode::BlockLoad {
+            if let Some(&other) = ops.get(fixed) {
+                if other != elem {
+                    return Err(format!("'other' must be a {} scalar, got {}", self.show(elem), self.show(other)));
+                }
+            }
+        }
+        self.dims_attr(op, "boundary_check", r, false)?;
+        self.dims_attr(op, "order", r, true)?;
+        if opcode == Opcode::BlockAtomic {
+            self.one_of(op, "kind", &["add", "max", "min", "and", "or", "xor"])?;
+            self.atomic_attrs(op)?;
+        }
+        Ok(())
+    }
+
+    /// `key` lists dimensions of a rank-`r` block in increasing order, each
+    /// once; with `all`, every dimension (a permutation, in any order).
+    fn dims_attr(&self, op: Op, key: &str, r: usize, all: bool) -> Rule {
+        let list = self.attr(op, key).and_then(Attr::as_int_array).unwrap_or(&[]);
+        let in_range = list.iter().all(|&d| (0..r as i64).contains(&d));
+        let valid = if all {
+            let mut sorted = list.to_vec();
+            sorted.sort_unstable();
+            in_range && sorted == (0..r as i64).collect::<Vec<_>>()
+        } else {
+            in_range && list.windows(2).all(|w| w[0] < w[1])
+        };
+        if !valid {
+            let want = if all { "a permutation of the block's dimensions" } else { "increasing dimensions of the block" };
+            return Err(format!("attribute '{key}' must list {want} (rank {r}), got {list:?}"));
+        }
+        Ok(())
+    }
+}
