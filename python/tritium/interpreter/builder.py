@@ -25,6 +25,7 @@ from ..language.dtypes import dtype, float16, float32, float64, int1, int8, int1
     uint32, uint64
 from . import arith, floats
 from .batches import Diverged, NeedsOrder
+from .blocks import BlockOps
 from .elementwise import ELEMENTWISE, ElementwiseOps
 from .errors import DeviceAssertionError, InterpreterError
 from .events import DotEvent, EventBus, Location, ReduceEvent
@@ -123,7 +124,7 @@ def _common_lead(vals: Sequence[np.ndarray]) -> list[np.ndarray]:
     return [np.broadcast_to(v, (n, *v.shape[1:])) for v in vals]
 
 
-class NumpyBuilder(ElementwiseOps, MemoryOps):
+class NumpyBuilder(ElementwiseOps, MemoryOps, BlockOps):
     is_interpreter = True
     enable_assertions = True
 

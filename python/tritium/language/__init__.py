@@ -6,6 +6,8 @@ the Philox random functions.
 """
 from . import math  # noqa: F401
 from .aggregate import aggregate
+from .blocks import (advance, block_pointer, load_tensor_descriptor, make_block_ptr, make_tensor_descriptor,
+                     store_tensor_descriptor, tensor_descriptor, tensor_descriptor_type)
 from .builtins import (arange, atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
                        atomic_xor, broadcast, broadcast_to, cast, cat, clamp, debug_barrier, device_assert,
                        device_print, dot, expand_dims, full, full_like, inline_asm_elementwise, interleave, join,
@@ -27,3 +29,5 @@ from .standard import (argmax, argmin, associative_scan, cumprod, cumsum, flip, 
 
 # Triton spells the boolean type both ways
 bool_ = int1
+# Triton's base class of descriptors; tritium has one kind
+tensor_descriptor_base = tensor_descriptor

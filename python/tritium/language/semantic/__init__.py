@@ -11,6 +11,7 @@ the op families), so this file is just the public surface.
 """
 from __future__ import annotations
 
+from . import blocks  # noqa: F401 (semantic.blocks.*: block pointers, descriptors)
 from .arithmetic import (add, and_, div_rn, fdiv, floordiv, invert, logical_and, logical_or, minus, mod, mul,
                          not_, or_, plus, shl, shr, sub, truediv, xor_)
 from .atomics import atomic_cas, atomic_rmw

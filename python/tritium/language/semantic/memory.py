@@ -1,10 +1,12 @@
 """`load` and `store`: pointer, mask and `other` checks, broadcasting against
-the pointer, cache/eviction choices, and `*i1` memory read as bytes."""
+the pointer, cache/eviction choices, and `*i1` memory read as bytes. Block
+pointers go to blocks.py."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 from .. import core
+from . import blocks
 from ..dtypes import int1, int8, pointer_type
 from .casts import cast
 from .emit import _fmt_shape, _op, _op_void, _tyname, with_element_ty
@@ -40,14 +42,28 @@ def _bool_ptr_as_i8(ptr: "core.tensor") -> tuple:
     return ptr, elem, False
 
 
+def _block_kind(ptr: Any) -> str | None:
+    """"block_pointer" or "tensor_descriptor" for those values (language/blocks.py), else None."""
+    return getattr(type(core._unwrap(ptr)), "__tritium_block_kind__", None)
+
+
+def _not_descriptor(ptr: Any, op: str) -> None:
+    if _block_kind(ptr) == "tensor_descriptor":
+        raise TypeError(f"tl.{op}: a tensor descriptor is accessed with desc.{op}(offsets, ...), not tl.{op}")
+
+
 def load(ptr: Any, mask: Any = None, other: Any = None, boundary_check: Any = (), padding_option: Any = "",
          cache_modifier: Any = "", eviction_policy: Any = "", volatile: Any = False) -> "core.tensor":
-    ptr = to_tensor(ptr)
     cache = _choice(cache_modifier, _LOAD_CACHE, "load cache_modifier")
     eviction = _choice(eviction_policy, _EVICTION, "eviction_policy")
     boundary_check, padding_option = core._unwrap(boundary_check), core._unwrap(padding_option)
     if padding_option not in (None, "", "zero", "nan"):
         raise ValueError(f"padding_option {padding_option!r} is not supported; expected 'zero' or 'nan'")
+    _not_descriptor(ptr, "load")
+    if _block_kind(ptr) == "block_pointer":
+        return blocks.block_load(core._unwrap(ptr), mask, other, boundary_check, padding_option, cache, eviction,
+                                 bool(core._unwrap(volatile)))
+    ptr = to_tensor(ptr)
     if not ptr.type.scalar.is_ptr():
         raise TypeError(f"tl.load: expected a pointer, got {_tyname(ptr.type)}")
     if boundary_check or padding_option:
@@ -82,9 +98,12 @@ def load(ptr: Any, mask: Any = None, other: Any = None, boundary_check: Any = ()
 
 def store(ptr: Any, value: Any, mask: Any = None, boundary_check: Any = (), cache_modifier: Any = "",
           eviction_policy: Any = "") -> None:
-    ptr = to_tensor(ptr)
     cache = _choice(cache_modifier, _STORE_CACHE, "store cache_modifier")
     eviction = _choice(eviction_policy, _EVICTION, "eviction_policy")
+    _not_descriptor(ptr, "store")
+    if _block_kind(ptr) == "block_pointer":
+        return blocks.block_store(core._unwrap(ptr), value, mask, boundary_check, cache, eviction)
+    ptr = to_tensor(ptr)
     if not ptr.type.scalar.is_ptr():
         raise TypeError(f"tl.store: expected a pointer, got {_tyname(ptr.type)}")
     if getattr(ptr.type.scalar, "const", False):
