@@ -141,11 +141,14 @@ def _check_metadata(meta: Any) -> None:
 
 
 def param_kinds(signature: dict) -> list[list]:
-    """[name, "ptr" | dtype name | None (constexpr)] per parameter, in order."""
+    """[name, "ptr" | dtype name | "tensordesc<...>" | None (constexpr)] per parameter, in order."""
+    from .language.blocks import tensor_descriptor_type
     from .language.dtypes import dtype, pointer_type
     out = []
     for name, t in signature.items():
-        if isinstance(t, pointer_type):
+        if isinstance(t, tensor_descriptor_type):
+            out.append([name, str(t)])
+        elif isinstance(t, pointer_type):
             out.append([name, "ptr"])
         elif isinstance(t, dtype):
             out.append([name, t.name])
@@ -214,8 +217,9 @@ def compile(fn: Any, signature: Any = None, constexprs: dict | None = None, targ
 def _signature_arg(signature: Any) -> Any:
     """"a=*fp32,n=i32" → dict; other forms pass through to parse_signature."""
     if isinstance(signature, str) and "=" in signature:
+        from .runtime.signature import split_signature
         out = {}
-        for item in signature.split(","):
+        for item in split_signature(signature, ","):
             if not item.strip():
                 continue
             k, sep, v = item.partition("=")

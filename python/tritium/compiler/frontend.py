@@ -12,6 +12,7 @@ import threading
 from typing import Any
 
 from ..language import core
+from ..language.blocks import descriptor_args, descriptor_value, tensor_descriptor_type
 from ..language.builder import using_builder
 from ..language.dtypes import dtype
 from . import aggregates
@@ -325,13 +326,18 @@ def compile_kernel(jit_fn: Any, params: dict[str, Any], arg_attrs: dict[str, dic
     builder = IRBuilder(enable_assertions=bool(debug))
     ctx = ModuleContext(builder)
     arg_attrs = arg_attrs or {}
-    dyn = [(k, t) for k, t in params.items() if isinstance(t, dtype)]
+    # each runtime parameter's IR arguments: one, or a host descriptor's parts
+    dyn = [(k, descriptor_args(t) if isinstance(t, tensor_descriptor_type) else [(t, arg_attrs.get(k, {}))])
+           for k, t in params.items() if isinstance(t, (dtype, tensor_descriptor_type))]
     with using_builder(builder):
-        ir_fn = builder.begin_function(name or jit_fn.__name__, [t for _, t in dyn],
-                                       [arg_attrs.get(k, {}) for k, _ in dyn], kernel=True)
-        local_vars = {k: v for k, v in params.items() if not isinstance(v, dtype)}
-        for (k, t), arg in zip(dyn, ir_fn.args):
-            local_vars[k] = core.tensor(arg, t)
+        ir_fn = builder.begin_function(name or jit_fn.__name__, [t for _, parts in dyn for t, _ in parts],
+                                       [a for _, parts in dyn for _, a in parts], kernel=True)
+        local_vars = {k: v for k, v in params.items() if not isinstance(v, (dtype, tensor_descriptor_type))}
+        args = iter(ir_fn.args)
+        for k, parts in dyn:
+            values = [core.tensor(next(args), t) for t, _ in parts]
+            local_vars[k] = descriptor_value(params[k], values) \
+                if isinstance(params[k], tensor_descriptor_type) else values[0]
         gen = CodeGenerator(jit_fn, ctx, local_vars)
         ctx.call_stack.append(jit_fn)
         ret = gen.run()

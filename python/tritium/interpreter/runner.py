@@ -20,7 +20,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..language import core
+from ..language.blocks import tensor_descriptor_type
 from ..language.builder import current_builder, using_builder
+from ..language.dtypes import pointer_type
 from ..runtime.signature import arg_type
 from .batches import Schedule
 from .builder import NumpyBuilder, is_user_file, wrap
@@ -95,6 +97,10 @@ def _convert(name: str, value: Any, ty: Any, memory: MemoryMap, hosts: list[_Hos
         # unwrapped, as Triton's interpreter passes them, so that identity tests
         # such as `FLAG is True` or `bias_ptr is None` behave as in Python
         return ty.value
+    if isinstance(ty, tensor_descriptor_type):
+        from .blocks import host_descriptor
+        return host_descriptor(ty, value,
+                               lambda base: _convert(name, base, pointer_type(ty.element_ty), memory, hosts, tensors))
     if ty.is_ptr():
         if value is None:
             return None

@@ -18,7 +18,7 @@ from typing import Any
 from . import core, semantic
 from .aggregate import aggregate
 from .core import builtin, tensor
-from .dtypes import block_type, dtype, scalar_from_name
+from .dtypes import block_type, dtype, int1, int32, int64, pointer_type, scalar_from_name
 
 
 @aggregate
@@ -180,5 +180,28 @@ class tensor_descriptor_type:
         return tensor_descriptor_type(scalar_from_name(name), shape)
 
 
-__all__ = ["advance", "block_pointer", "load_tensor_descriptor", "make_block_ptr", "make_tensor_descriptor",
+def descriptor_args(t: tensor_descriptor_type) -> list[tuple[dtype, dict]]:
+    """The IR arguments a host descriptor parameter becomes, with their
+    attributes: the base (16-byte aligned), the shape (i32; divisible by 16
+    where the launch saw it so), the leading strides (i64, in elements; 16
+    bytes' worth divides each) and the padding flag (i1, true for NaN). The
+    last stride is 1 by construction and is not passed."""
+    elem_bytes = max(1, t.element_ty.primitive_bitwidth // 8)
+    stride_div = {"divisibility": 16 // elem_bytes} if 16 // elem_bytes > 1 else {}
+    return ([(pointer_type(t.element_ty), {"divisibility": 16})]
+            + [(int32, {"divisibility": 16} if d else {}) for d in t.shape_div16]
+            + [(int64, dict(stride_div)) for _ in range(t.rank - 1)]
+            + [(int1, {})])
+
+
+def descriptor_value(t: tensor_descriptor_type, values: list) -> tensor_descriptor:
+    """The descriptor a kernel sees for a host descriptor parameter, from the
+    values of its `descriptor_args`."""
+    r = t.rank
+    base, shape, strides, pad = values[0], values[1:1 + r], values[1 + r:2 * r], values[2 * r]
+    strides = list(strides) + [semantic.constant(1, int64)]
+    return tensor_descriptor(**semantic.blocks.descriptor_fields(base, list(shape), strides, t.block_shape, pad))
+
+
+__all__ = ["advance", "block_pointer", "descriptor_args", "descriptor_value", "load_tensor_descriptor", "make_block_ptr", "make_tensor_descriptor",
            "store_tensor_descriptor", "tensor_descriptor", "tensor_descriptor_type"]

@@ -7,6 +7,7 @@ import enum
 from typing import Any
 
 from ..language.core import constexpr
+from ..language.blocks import tensor_descriptor_type
 from ..language.dtypes import dtype, float32, int1, int32, int64, pointer_type, scalar_from_name, uint64
 
 # framework dtype names whose spelling differs from ours
@@ -48,6 +49,17 @@ class ArgKind(enum.Enum):
     TENSOR = "tensor"         # read through .data_ptr() / .dtype
     DLPACK = "dlpack"         # read through its DLPack capsule
     SCALAR = "scalar"         # numpy and other 0-d scalars: typed by .dtype, passed by value
+    TENSORDESC = "tensordesc" # a host TensorDescriptor: base pointer, shape, strides, padding flag
+
+
+def is_tensor_descriptor(v: Any) -> bool:
+    """A host TensorDescriptor (tritium.tools' or Triton's: read by its fields)."""
+    return type(v).__name__ == "TensorDescriptor" and hasattr(v, "block_shape") and hasattr(v, "base")
+
+
+def descriptor_type(v: Any, shape_div16: Any = None) -> tensor_descriptor_type:
+    """The kernel-side type of a host TensorDescriptor argument."""
+    return tensor_descriptor_type(element_dtype(v.base.dtype), v.block_shape, shape_div16)
 
 
 def arg_kind(v: Any, launch: bool = False) -> ArgKind | None:
@@ -65,6 +77,8 @@ def arg_kind(v: Any, launch: bool = False) -> ArgKind | None:
         return ArgKind.INT
     if isinstance(v, float):
         return ArgKind.FLOAT
+    if is_tensor_descriptor(v):
+        return ArgKind.TENSORDESC
     if (launch and hasattr(v, "data_ptr")) or is_tensor_like(v):
         return ArgKind.TENSOR
     if launch and hasattr(v, "__dlpack__"):
@@ -78,10 +92,10 @@ def unsupported_arg(name: str, v: Any, fn_name: str | None = None) -> TypeError:
     """The error for an argument `arg_kind` rejects (naming the kernel when known)."""
     of = f" of '{fn_name}'" if fn_name is not None else ""
     return TypeError(f"unsupported type {type(v).__name__} for kernel argument '{name}'{of} "
-                     "(expected a tensor, a number, None, a dtype or a constexpr)")
+                     "(expected a tensor, a TensorDescriptor, a number, None, a dtype or a constexpr)")
 
 
-def arg_type(name: str, v: Any) -> dtype | constexpr:
+def arg_type(name: str, v: Any) -> dtype | constexpr | tensor_descriptor_type:
     """The IR type of a runtime argument, or a constexpr for values that can
     only be specialized (None, dtypes, strings)."""
     kind = arg_kind(v)
@@ -97,13 +111,42 @@ def arg_type(name: str, v: Any) -> dtype | constexpr:
         return pointer_type(element_dtype(v.dtype))
     if kind is ArgKind.SCALAR:
         return element_dtype(v.dtype)
+    if kind is ArgKind.TENSORDESC:
+        return descriptor_type(v)
     raise unsupported_arg(name, v)
 
 
-def parse_signature(sig: Any, names: list[str]) -> dict[str, dtype]:
+def split_signature(text: str, seps: str = ", ") -> list[str]:
+    """`text` split at `seps` outside <...> and [...] (so `tensordesc<fp16[64, 64]>` stays whole)."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "<[":
+            depth += 1
+        elif ch in ">]":
+            depth -= 1
+        if ch in seps and depth == 0:
+            if cur.strip():
+                out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def type_from_name(name: str) -> dtype | tensor_descriptor_type:
+    """A signature entry: a dtype name (`fp32`, `*fp16`) or `tensordesc<fp16[64, 64]>`."""
+    name = name.strip()
+    if name.startswith("tensordesc"):
+        return tensor_descriptor_type.parse(name)
+    return scalar_from_name(name)
+
+
+def parse_signature(sig: Any, names: list[str]) -> dict[str, dtype | tensor_descriptor_type]:
     """`"*fp32, *fp32, i32"`, a list of such strings/dtypes, or a dict by name."""
     if isinstance(sig, str):
-        sig = [s for s in sig.replace(",", " ").split() if s]
+        sig = split_signature(sig)
     if isinstance(sig, dict):
         items = dict(sig)
     else:
@@ -115,5 +158,5 @@ def parse_signature(sig: Any, names: list[str]) -> dict[str, dtype]:
     for k, t in items.items():
         if k not in names:
             raise TypeError(f"signature names unknown parameter '{k}'")
-        out[k] = t if isinstance(t, dtype) else scalar_from_name(str(t))
+        out[k] = t if isinstance(t, (dtype, tensor_descriptor_type)) else type_from_name(str(t))
     return out

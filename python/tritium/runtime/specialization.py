@@ -17,7 +17,7 @@ from ..backends import get as get_backend
 from ..backends.base import tensor_address
 from ..language.core import constexpr
 from ..language.dtypes import dtype, float32, int1, pointer_type, scalar_from_name
-from .signature import ArgKind, arg_kind, element_dtype, int_type, unsupported_arg
+from .signature import ArgKind, arg_kind, descriptor_type, element_dtype, int_type, unsupported_arg
 
 # Runtime arguments are keyed as `tid << 32 | mask`: tid indexes _TYPES (an IR
 # type), mask has bit i set when the backend's property i holds.
@@ -257,6 +257,11 @@ def _entry(plan: _ParamPlan, v: Any, fn_name: str) -> Any:
         return (_ptr_tid(view.dtype) << _SHIFT) | _mask(plan.ptr_props, POINTER, view)
     if kind is ArgKind.SCALAR:   # typed, not specialized
         return type_id(element_dtype(v.dtype)) << _SHIFT
+    if kind is ArgKind.TENSORDESC:
+        # the type carries which extents are multiples of 16 (integer
+        # arguments' rule, off where the parameter is not specialized)
+        div16 = [s % 16 == 0 for s in v.shape] if plan.int_props else None
+        return type_id(descriptor_type(v, div16)) << _SHIFT
     raise unsupported_arg(plan.name, v, fn_name)
 
 

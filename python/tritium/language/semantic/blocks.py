@@ -116,13 +116,13 @@ def _padding_value(elem: Any, padding: Any) -> "core.tensor | None":
     """The `other` operand: 0, NaN, a run-time choice between them (an i1
     tensor: a host descriptor's flag), or None for Triton's undefined ""."""
     padding = core._unwrap(padding)
+    if isinstance(padding, core.tensor):
+        if elem.is_int():
+            return constant(0, elem)
+        return where(padding, constant(math.nan, elem), constant(0, elem))
     if padding in (None, ""):
         return None
-    if elem.is_int() or padding == "zero":
-        return constant(0, elem)
-    if padding == "nan":
-        return constant(math.nan, elem)
-    return where(padding, constant(math.nan, elem), constant(0, elem))
+    return constant(math.nan if padding == "nan" and not elem.is_int() else 0, elem)
 
 
 def _operands(bp: Any, offsets: Sequence["core.tensor"]) -> list:

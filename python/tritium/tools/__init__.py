@@ -1,0 +1,1 @@
+"""Host-side helpers kernels take as arguments (`triton.tools` in Triton)."""
