@@ -295,3 +295,46 @@ def test_interpreter_checks_device_descriptor_alignment():
 
     with pytest.raises(InterpreterError, match="16-byte aligned"):
         k[(1,)](aligned((32,)), 16)
+
+
+def test_rust_launch_key_takes_host_descriptors():
+    from tritium import _core
+    from tritium.runtime import driver
+    from tritium.runtime.specialization import specializer
+    if not hasattr(_core, "FastLauncher"):
+        pytest.skip("extension built without FastLauncher")
+
+    @triton.jit
+    def k(d, n):
+        pass
+    s = specializer(k)
+    launcher = _core.FastLauncher(s._plan, lambda *a: "slow", driver.torch_queries)
+    d = TensorDescriptor.from_tensor(aligned((20, 32)), [8, 16], padding="nan")
+    key, grid, reads = launcher.prepare_only((3,), (d, 5))
+    assert key == s.key_python((d, 5)) and grid == (3, 1, 1)
+    assert reads == ("desc", 5)
+
+
+def test_set_allocator_is_kept_and_never_needed():
+    # device-side descriptors need no global workspace in tritium (runtime/_allocation.py):
+    # an allocator that fails when called must not be called
+    from tritium.runtime._allocation import NullAllocator, get_allocator
+    calls = []
+
+    def alloc(size, alignment, stream):
+        calls.append(size)
+        raise AssertionError("tritium asked for a workspace")
+
+    triton.set_allocator(alloc)
+    try:
+        assert get_allocator() is alloc
+        x = aligned((16, 32), fill=1.0)
+        y = aligned((17, 32), fill=0.0)
+        _device_abs[(2, 2)](x, y, 16, 32, BM=8, BN=16, PAD="zero")
+        assert calls == [] and (y[:16] == 1.0).all()
+    finally:
+        triton.set_allocator(NullAllocator())
+    with pytest.raises(TypeError):
+        triton.set_allocator(3)
+    with pytest.raises(RuntimeError, match="no allocator was set"):
+        NullAllocator()(128, 128, None)

@@ -1,10 +1,12 @@
 """tritium: a Triton-compatible GPU kernel compiler. `import tritium as triton`
 gives the names kernels and launch code use: jit, autotune, heuristics,
-Config, cdiv, next_power_of_2, language, testing, CompilationError."""
+Config, cdiv, next_power_of_2, set_allocator, language, testing,
+CompilationError."""
 from . import language  # noqa: F401
 from . import testing  # noqa: F401
 from .compiler.errors import CompilationError
 from .language.aggregate import aggregate
+from .runtime._allocation import set_allocator
 from .runtime.autotuner import Config, autotune, heuristics
 from .runtime.jit import JITFunction, KernelInterface, jit
 from . import compile  # noqa: A004  the module is callable: tritium.compile(fn, ...) as in Triton
@@ -24,4 +26,4 @@ def next_power_of_2(n: int) -> int:
 
 
 __all__ = ["CompilationError", "Config", "JITFunction", "KernelInterface", "aggregate", "autotune", "cdiv",
-           "heuristics", "jit", "language", "next_power_of_2", "testing"]
+           "heuristics", "jit", "language", "next_power_of_2", "set_allocator", "testing"]

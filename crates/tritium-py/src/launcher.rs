@@ -375,6 +375,7 @@ impl FastLauncher {
                     Read::Ptr(a) => ("ptr", a).into_pyobject(py)?.into_any().unbind(),
                     Read::Host => "host".into_pyobject(py)?.into_any().unbind(),
                     Read::Obj => py.None(),
+                    Read::Desc(_) => "desc".into_pyobject(py)?.into_any().unbind(),
                 })
             })
             .collect::<PyResult<Vec<_>>>()?;

@@ -89,10 +89,39 @@ fn ptxas_compile<'py>(py: Python<'py>, path: PathBuf, ptx: &str, arch: &str, ker
     Ok((PyBytes::new(py, &cubin), d))
 }
 
-/// One parameter of the Python-level signature: skipped (constexpr) or passed as `kind`.
+/// One parameter of the Python-level signature: skipped (constexpr), passed
+/// as `kind`, or a host TensorDescriptor of rank `desc` (passed as several).
 struct Param {
     name: String,
     kind: Option<ArgKind>,
+    desc: Option<usize>,
+}
+
+/// The rank of a `tensordesc<fp16[64, 64]>` parameter kind.
+fn descriptor_rank(kind: &str) -> Option<usize> {
+    let dims = kind.strip_prefix("tensordesc<")?.split_once('[')?.1.split_once(']')?.0;
+    Some(dims.split(',').count())
+}
+
+/// A host TensorDescriptor as the kernel's arguments (python/tritium/language/
+/// blocks.py `descriptor_args`): base, shape as i32, leading strides as i64,
+/// and an i1 that is true for NaN padding (the last stride is 1).
+fn descriptor_values(v: &Bound<'_, PyAny>, rank: usize, name: &str, kernel: &str) -> PyResult<Vec<(ArgKind, ArgValue)>> {
+    let py = v.py();
+    let bad = |what: &str| PyValueError::new_err(format!("kernel '{kernel}', argument '{name}': {what}"));
+    let ints = |field: &Bound<'_, PyString>, n: usize| -> PyResult<Vec<i128>> {
+        let seq = v.getattr(field)?;
+        if seq.len()? != rank {
+            return Err(bad(&format!("a rank-{rank} TensorDescriptor was compiled for, got {} {field}", seq.len()?)));
+        }
+        (0..n).map(|i| seq.get_item(i)?.extract::<i128>()).collect()
+    };
+    let mut out = vec![(ArgKind::Ptr, extract(ArgKind::Ptr, &v.getattr(intern!(py, "base"))?, name, kernel)?)];
+    out.extend(ints(intern!(py, "shape"), rank)?.into_iter().map(|s| (ArgKind::I32, ArgValue::Int(s))));
+    out.extend(ints(intern!(py, "strides"), rank - 1)?.into_iter().map(|s| (ArgKind::I64, ArgValue::Int(s))));
+    let nan = v.getattr(intern!(py, "padding"))?.extract::<String>()? == "nan";
+    out.push((ArgKind::I1, ArgValue::Bool(nan)));
+    Ok(out)
 }
 
 /// A loaded kernel. `params` lists every parameter of the @jit function in
@@ -168,6 +197,18 @@ impl CudaKernel {
         let mut slots = [0u64; STACK_ARGS];
         let mut n = 0;
         for (p, r) in self.params.iter().zip(reads) {
+            if let (Some(rank), Read::Desc(ob)) = (p.desc, *r) {
+                Python::with_gil(|py| -> PyResult<()> {
+                    // SAFETY: an item of the launch's argument tuple, alive for this call
+                    let v = unsafe { Bound::from_borrowed_ptr(py, ob) };
+                    for (kind, value) in descriptor_values(&v, rank, &p.name, name)? {
+                        slots[n] = encode(kind, value, &p.name).map_err(|e| PyValueError::new_err(format!("kernel '{name}', {e}")))?;
+                        n += 1;
+                    }
+                    Ok(())
+                })?;
+                continue;
+            }
             let Some(kind) = p.kind else { continue };
             let v = match *r {
                 Read::Bool(b) => ArgValue::Bool(b),
@@ -175,7 +216,7 @@ impl CudaKernel {
                 Read::UInt(u) => ArgValue::Int(u as i128),
                 Read::Float(f) => ArgValue::Float(f),
                 Read::Ptr(a) => ArgValue::Ptr(a),
-                Read::Host | Read::Obj => return Ok(false),
+                Read::Host | Read::Obj | Read::Desc(_) => return Ok(false),
             };
             slots[n] = encode(kind, v, &p.name).map_err(|e| PyValueError::new_err(format!("kernel '{name}', {e}")))?;
             n += 1;
@@ -201,6 +242,12 @@ impl CudaKernel {
         }
         let mut pack = ArgPack::with_capacity(self.num_args);
         for (p, v) in self.params.iter().zip(args.iter()) {
+            if let Some(rank) = p.desc {
+                for (kind, value) in descriptor_values(&v, rank, &p.name, name)? {
+                    pack.push(kind, value, &p.name).map_err(|e| PyValueError::new_err(format!("kernel '{name}', {e}")))?;
+                }
+                continue;
+            }
             if let Some(kind) = p.kind {
                 let value = extract(kind, &v, &p.name, name)?;
                 pack.push(kind, value, &p.name).map_err(|e| PyValueError::new_err(format!("kernel '{name}', {e}")))?;
@@ -218,7 +265,10 @@ impl CudaKernel {
            shared_bytes: u32, device: i32) -> PyResult<CudaKernel> {
         let params = params
             .into_iter()
-            .map(|(n, k)| Ok(Param { kind: k.map(|k| ArgKind::parse(&k)).transpose().map_err(to_py)?, name: n }))
+            .map(|(n, k)| match k.as_deref().and_then(descriptor_rank) {
+                Some(rank) => Ok(Param { kind: None, desc: Some(rank), name: n }),
+                None => Ok(Param { kind: k.map(|k| ArgKind::parse(&k)).transpose().map_err(to_py)?, desc: None, name: n }),
+            })
             .collect::<PyResult<Vec<_>>>()?;
         let kernel = if let Ok(b) = image.downcast::<PyBytes>() {
             let bytes = b.as_bytes().to_vec();
@@ -230,7 +280,7 @@ impl CudaKernel {
             return Err(PyTypeError::new_err("image must be cubin bytes or PTX text"));
         }
         .map_err(to_py)?;
-        let num_args = params.iter().filter(|p| p.kind.is_some()).count();
+        let num_args = params.iter().map(|p| if let Some(r) = p.desc { 2 * r + 1 } else { p.kind.is_some() as usize }).sum();
         Ok(CudaKernel { kernel, params, num_args })
     }
 

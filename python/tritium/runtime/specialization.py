@@ -17,7 +17,7 @@ from ..backends import get as get_backend
 from ..backends.base import tensor_address
 from ..language.core import constexpr
 from ..language.dtypes import dtype, float32, int1, pointer_type, scalar_from_name
-from .signature import ArgKind, arg_kind, descriptor_type, element_dtype, int_type, unsupported_arg
+from .signature import ArgKind, arg_kind, descriptor_type, element_dtype, int_type, is_tensor_descriptor, unsupported_arg
 
 # Runtime arguments are keyed as `tid << 32 | mask`: tid indexes _TYPES (an IR
 # type), mask has bit i set when the backend's property i holds.
@@ -325,7 +325,15 @@ def _native_plan(plans: list, jit_fn: Any, options: set, fallback):
     defaults = [(p.has_default, p.default if p.has_default else None) for p in jit_fn.params]
     return _core.KeyPlan(spec, _PTR_TID, constexpr, _TID_I1, _TID_F32,
                          [_TID_INT[int_type(0)], _TID_INT[int_type(2 ** 40)], _TID_INT[int_type(2 ** 63)]], _SHIFT,
-                         list(jit_fn.arg_names), defaults, frozenset(options), fallback, _dlpack_tids(_core))
+                         list(jit_fn.arg_names), defaults, frozenset(options), fallback, _dlpack_tids(_core),
+                         _descriptor_code(plans, getattr(jit_fn, "__name__", "?")))
+
+
+def _descriptor_code(plans: list, fn_name: str):
+    """For the Rust key: a host TensorDescriptor's code, or None for other objects."""
+    def code(index: int, v: Any) -> int | None:
+        return _entry(plans[index], v, fn_name) if is_tensor_descriptor(v) else None
+    return code
 
 
 @functools.lru_cache(maxsize=None)

@@ -35,6 +35,10 @@ pub(crate) enum Read {
     Host,
     /// An object entry (constexpr, None, str): not passed at launch.
     Obj,
+    /// A host TensorDescriptor, read again field by field when packed
+    /// (runtime.rs); borrowed from the launch's argument tuple, which
+    /// outlives the launch.
+    Desc(*mut pyo3::ffi::PyObject),
 }
 
 /// What a launch does with an address: a kernel takes one within u64.

@@ -132,6 +132,8 @@ pub struct KeyPlan {
     /// one read-only empty mapping instead of a new dict per launch
     no_options: PyObject,
     fallback: PyObject,
+    /// `(index, arg) -> code | None`: the key code of a host TensorDescriptor argument
+    descriptor_code: Option<PyObject>,
 }
 
 impl KeyPlan {
@@ -170,13 +172,29 @@ impl KeyPlan {
                     k.objects |= tag == CONSTEXPR_SLOT;
                     (tag, v, Read::Obj)
                 }
-                Entry::Fallback => return Ok(false),
+                Entry::Fallback => match self.descriptor_code(i, &arg)? {
+                    Some(code) => (code, 0, Read::Desc(arg.as_ptr())),
+                    None => return Ok(false),
+                },
             };
             k.native[2 * i].write(code);
             k.native[2 * i + 1].write(value);
             k.reads[i].write(read);
         }
         Ok(true)
+    }
+
+    /// A host TensorDescriptor's code (its type, with the extents'
+    /// divisibility, comes from Python's keyer), or None for anything else.
+    fn descriptor_code(&self, i: usize, arg: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+        let Some(code_of) = &self.descriptor_code else {
+            return Ok(None);
+        };
+        let code = code_of.bind(arg.py()).call1((i, arg))?;
+        if code.is_none() {
+            return Ok(None);
+        }
+        code.extract::<u64>().map(Some)
     }
 
     /// The Python key of a keyed call: bytes of one little-endian u64 code
@@ -246,6 +264,7 @@ impl KeyPlan {
 #[pymethods]
 impl KeyPlan {
     #[new]
+    #[pyo3(signature = (params, ptr_tid, constexpr_cls, tid_i1, tid_f32, tid_int, shift, names, defaults, options, fallback, dl_tid, descriptor_code = None))]
     #[allow(clippy::too_many_arguments)] // one per field Python hands over (specialization.py)
     fn new(
         params: Vec<ParamSpec>,
@@ -260,6 +279,7 @@ impl KeyPlan {
         options: Py<PyAny>,
         fallback: PyObject,
         dl_tid: Vec<(String, u64)>,
+        descriptor_code: Option<PyObject>,
         py: Python<'_>,
     ) -> PyResult<Self> {
         // (has a default, the default): a default of None is a real default
@@ -301,6 +321,7 @@ impl KeyPlan {
                 .call1((PyDict::new(py),))?
                 .unbind(),
             fallback,
+            descriptor_code,
         })
     }
 
