@@ -262,8 +262,11 @@ impl Assigner<'_> {
                 self.want_all(b, op, &d.operands, l.clone());
                 self.set_results(op, l);
             }
+            // block memory ops are expanded before layouts are assigned (run_passes)
             Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Print | Opcode::Assert | Opcode::Reshape | Opcode::Join
-            | Opcode::Split | Opcode::Cat => self.all_canonical(b, op),
+            | Opcode::Split | Opcode::Cat | Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic => {
+                self.all_canonical(b, op)
+            }
             Opcode::Reduce | Opcode::Scan => {
                 let first = d.operands[0];
                 let mut l = self.layout(first).filter(|l| !l.is_shared());
