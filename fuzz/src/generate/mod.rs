@@ -3,6 +3,7 @@
 //! to satisfy docs/ir.md's rules by construction, so the verifier and every
 //! later stage must accept it. Functions are made callees-first (a function
 //! may call only earlier ones), so the call graph has no cycles.
+mod blocks;
 mod control;
 mod ops;
 mod types;

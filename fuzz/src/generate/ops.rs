@@ -69,6 +69,7 @@ impl Gen<'_, '_, '_> {
             Opcode::Assert | Opcode::Print | Opcode::Barrier => self.debug(block, opcode),
             Opcode::InlineAsm => self.inline_asm(block),
             Opcode::ConvertLayout => self.convert_layout(block),
+            Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic => self.block_memory(block, opcode),
             // region ops past the nesting cap; terminators end blocks, made by
             // `region` and `function`
             Opcode::Reduce
