@@ -121,3 +121,21 @@ def gather_kernel(x_ptr, idx_ptr, out_ptr, M, N, B: tl.constexpr, C: tl.constexp
 def test_gather_scatter_through_ptxas(arch, tmp_path):
     ir = gather_kernel.compile_ir(signature="*fp16, *i32, *fp16, i32, i32", constexprs={"B": 8, "C": 64})
     ptxas(_core.compile_ptx(ir, arch, 4)["ptx"], arch, tmp_path)
+
+
+@tritium.jit(noinline=True)
+def scale_block(d, i, f):
+    d.store([i, 0], d.load([i, 0]) * f)
+
+
+@tritium.jit
+def descriptor_into_noinline(d, f, BM: tl.constexpr):
+    scale_block(d, tl.program_id(0) * BM, f)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_host_descriptor_into_noinline_function(arch, tmp_path):
+    ir = descriptor_into_noinline.compile_ir(signature="tensordesc<fp16[32, 64]>, fp32", constexprs={"BM": 32})
+    callee = _core.to_text(ir).split("func @scale_block")[1]
+    assert callee.count('"block_load"') == 1 and callee.count('"block_store"') == 1
+    ptxas(_core.compile_ptx(ir, arch, 4)["ptx"], arch, tmp_path)
