@@ -259,6 +259,11 @@ def _bad_store_mask(x_ptr, n):
     (_bad_store_mask, "*fp32, i32", "`mask` cannot be given with a block pointer", 2),
 ])
 def test_misuse_is_a_compilation_error_at_the_line(kernel, sig, needle, line):
+    assert_misuse(kernel, sig, needle, line)
+
+
+def assert_misuse(kernel, sig: str, needle: str, line: int) -> None:
+    """Compiling `kernel` fails with `needle` at `line` lines below its def."""
     err = _compile_error(kernel, sig)
     assert needle in str(err)
     first = kernel.fn.__code__.co_firstlineno + 1   # the def line (co_firstlineno is the decorator)

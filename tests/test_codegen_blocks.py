@@ -139,3 +139,33 @@ def test_host_descriptor_into_noinline_function(arch, tmp_path):
     callee = _core.to_text(ir).split("func @scale_block")[1]
     assert callee.count('"block_load"') == 1 and callee.count('"block_store"') == 1
     ptxas(_core.compile_ptx(ir, arch, 4)["ptx"], arch, tmp_path)
+
+
+@tritium.jit
+def checked_copy(x_ptr, y_ptr, M, N, sm, sn, BM: tl.constexpr, BN: tl.constexpr):
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    p = tl.make_block_ptr(x_ptr, (M, N), (sm, sn), (pm * BM, pn * BN), (BM, BN), (1, 0))
+    q = tl.make_block_ptr(y_ptr, (M, N), (sm, sn), (pm * BM, pn * BN), (BM, BN), (1, 0))
+    tl.store(q, tl.load(p, boundary_check=(0, 1)), boundary_check=(0, 1))
+
+
+def test_checked_block_vectorises_with_specialized_arguments():
+    # the launch's facts (16-divisible pointers, sizes and row stride; a unit
+    # column stride) reach the expanded masks: 16-byte accesses though both
+    # dimensions are checked
+    d = {"divisibility": 16}
+    ir = checked_copy.compile_ir(signature="*fp32, *fp32, i32, i32, i32, i32", constexprs={"BM": 32, "BN": 64},
+                                 arg_attrs={"x_ptr": d, "y_ptr": d, "M": d, "N": d, "sm": d,
+                                            "sn": {"equal_to_1": True}})
+    ptx = _core.compile_ptx(ir, "sm_90a", 4)["ptx"]
+    assert "ld.global.v4.f32" in ptx and "st.global.v4.f32" in ptx
+
+
+@pytest.mark.parametrize("div16,vector", [((True, True), True), ((False, False), False)])
+def test_host_descriptor_vectorises_when_its_extents_allow(div16, vector):
+    from tritium.language import float32, tensor_descriptor_type
+    from test_tensor_descriptors import _host_desc_kernel
+    t = tensor_descriptor_type(float32, (16, 32), div16)
+    ir = _host_desc_kernel.compile_ir(signature={"a": t, "b": t}, constexprs={"BM": 16, "BN": 32})
+    ptx = _core.compile_ptx(ir, "sm_90a", 4)["ptx"]
+    assert ("ld.global.v4.f32" in ptx and "st.global.v4.f32" in ptx) == vector
