@@ -55,7 +55,11 @@ class HostTensor:
 
     def __init__(self, arr: Any, base: Any = None) -> None:
         self.arr = arr
-        self.base_arr = arr if base is None else base
+        if base is None:   # the storage: the array that owns the memory
+            base = arr
+            while isinstance(base.base, type(arr)):
+                base = base.base
+        self.base_arr = base
         self.dtype = arr.dtype
 
     def data_ptr(self) -> int:
