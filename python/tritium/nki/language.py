@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import language as tl
 from ..language import core, dtypes, semantic
-from .tiles import PMAX, HbmTensor, HbmView, Tile, as_tensor
+from .tiles import PMAX, HbmTensor, HbmView, Tile
 
 # -- dtypes and buffers ---------------------------------------------------------
 bool_ = dtypes.int1
@@ -116,7 +116,7 @@ def load(src: Any, mask: Any = None, dtype: Any = None, **kwargs: Any) -> Tile:
     view = _view(src)
     _check_partition(view.shape, "nl.load")
     other = None if mask is None else 0
-    t = tl.load(view.ptrs, mask=as_tensor(mask), other=other)
+    t = tl.load(view.ptrs, mask=mask, other=other)
     return Tile(semantic.cast(t, to_dtype(dtype)) if dtype is not None else t)
 
 
@@ -124,11 +124,11 @@ def store(dst: Any, value: Any, mask: Any = None, **kwargs: Any) -> None:
     """SBUF to HBM: `value` (broadcast to the indexed shape) into `dst`."""
     view = _view(dst)
     _check_partition(view.shape, "nl.store")
-    v = semantic.to_tensor(as_tensor(value))
+    v = semantic.to_tensor(value)
     v = semantic.cast(v, view.tensor.dtype)
     if v.type.is_block() and tuple(v.shape) != tuple(view.shape):
         v = semantic.broadcast_to(v, list(view.shape))
-    tl.store(view.ptrs, v, mask=as_tensor(mask))
+    tl.store(view.ptrs, v, mask=mask)
 
 
 def _on_chip(shape: Any, dtype: Any, buffer: str, fill: float) -> Tile:
@@ -159,15 +159,13 @@ def ndarray(shape: Any, dtype: Any, buffer: str = sbuf, **kwargs: Any) -> Tile:
 # -- compute ------------------------------------------------------------------------
 def matmul(x: Any, y: Any, transpose_x: bool = False, **kwargs: Any) -> Tile:
     """x @ y (x transposed first with transpose_x), accumulated in fp32 (PSUM)."""
-    a, b = as_tensor(x), as_tensor(y)
-    if transpose_x:
-        a = tl.trans(a)
-    acc = tl.zeros([a.shape[0], b.shape[1]], float32)
-    return Tile(tl.dot(a, b, acc), psum)
+    a = tl.trans(x) if transpose_x else x
+    acc = tl.zeros([a.shape[0], y.shape[1]], float32)
+    return Tile(tl.dot(a, y, acc), psum)
 
 
 def transpose(x: Any, **kwargs: Any) -> Tile:
-    return Tile(tl.trans(as_tensor(x)))
+    return Tile(tl.trans(x))
 
 
 def _result(t: core.tensor, dtype: Any) -> Tile:
@@ -175,7 +173,7 @@ def _result(t: core.tensor, dtype: Any) -> Tile:
 
 
 def _float(x: Any) -> core.tensor:
-    t = semantic.to_tensor(as_tensor(x))
+    t = semantic.to_tensor(x)
     return t if t.dtype.is_floating() else semantic.cast(t, float32)
 
 
@@ -202,16 +200,16 @@ silu = _unary(lambda x: x * tl.sigmoid(x))
 
 
 def abs(x: Any, dtype: Any = None, **kwargs: Any) -> Tile:  # noqa: A001 - NKI's name
-    return _result(tl.abs(as_tensor(x)), dtype)
+    return _result(tl.abs(x), dtype)
 
 
 def negative(x: Any, dtype: Any = None, **kwargs: Any) -> Tile:
-    return _result(-as_tensor(x), dtype)
+    return _result(-x, dtype)
 
 
 def _binary(fn):
     def op(x: Any, y: Any, dtype: Any = None, **kwargs: Any) -> Tile:
-        return _result(fn(semantic.to_tensor(as_tensor(x)), as_tensor(y)), dtype)
+        return _result(fn(semantic.to_tensor(x), y), dtype)
     return op
 
 
@@ -224,17 +222,17 @@ minimum = _binary(lambda x, y: tl.minimum(x, y))
 
 
 def where(condition: Any, x: Any, y: Any, dtype: Any = None, **kwargs: Any) -> Tile:
-    return _result(tl.where(as_tensor(condition), as_tensor(x), as_tensor(y)), dtype)
+    return _result(tl.where(condition, x, y), dtype)
 
 
 def copy(x: Any, dtype: Any = None, **kwargs: Any) -> Tile:
-    return _result(as_tensor(x), dtype)
+    return _result(x, dtype)
 
 
 def _reduce(fn):
     def op(x: Any, axis: Any, dtype: Any = None, keepdims: bool = False, **kwargs: Any) -> Tile:
-        t = as_tensor(x)
-        axes = sorted({a % len(t.shape) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))},
+        t = x
+        axes = sorted({a % len(x.shape) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))},
                       reverse=True)
         for a in axes:
             t = fn(t, a)
@@ -250,8 +248,8 @@ sum = _reduce(lambda t, a: tl.sum(t, axis=a))  # noqa: A001
 
 
 def mean(x: Any, axis: Any, dtype: Any = None, keepdims: bool = False, **kwargs: Any) -> Tile:
-    t = as_tensor(x)
+    t = x
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     count = int(np.prod([t.shape[a] for a in axes]))
     total = sum(_float(t), axis, keepdims=keepdims)
-    return _result(as_tensor(total) / float(count), dtype)
+    return _result(total / float(count), dtype)

@@ -21,11 +21,6 @@ from ..language.builder import current_builder
 PMAX = 128   # nl.tile_size.pmax: the partition dimension's largest size
 
 
-def as_tensor(v: Any) -> Any:
-    """Tiles are tensors already; kept for values that may be Python numbers."""
-    return v
-
-
 class Tile(core.tensor):
     """An on-chip tile: a language tensor (so the semantic layer takes it as
     one) whose operators return tiles, indexed and written the NKI way."""
