@@ -177,3 +177,19 @@ def test_env_var_runs_one_program_at_a_time(monkeypatch):
     x = np.arange(32 * 4, dtype=np.int32)
     launch = _run(_strided_rows, (8,), x, np.zeros_like(x), 32, BLOCK=4, batch=None)
     assert launch.one_at_a_time and launch.batches == 8
+
+
+@interp
+def _ragged_while(out_ptr):
+    pid = tl.program_id(0)
+    i = 0
+    while i < pid:          # each program leaves the loop at its own iteration
+        i += 1
+    tl.store(out_ptr + pid, i)
+
+
+def test_programs_parting_one_by_one_fall_back_to_one_at_a_time():
+    out = np.zeros(256, np.int32)
+    launch = _run(_ragged_while, (256,), out)
+    assert out.tolist() == list(range(256))
+    assert launch.one_at_a_time and launch.restarts < 100

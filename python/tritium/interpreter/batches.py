@@ -61,8 +61,9 @@ class Schedule:
         self.queue: deque[np.ndarray] = deque([order]) if len(order) else deque()
         self.one_at_a_time = one_at_a_time
         self.size = 1 if one_at_a_time else FIRST_BATCH
-        self.batches = 0
-        self.restarts = 0
+        self.batches = 0       # batches run, restarts included
+        self.restarts = 0      # batches undone because their programs diverged
+        self.committed = 0     # batches that ran to the end
 
     def run(self, run_batch: Callable[[np.ndarray], Any], undo: Callable[[], None],
             per_program_elements: Callable[[], int]) -> None:
@@ -78,7 +79,9 @@ class Schedule:
             except Diverged as d:
                 undo()
                 self.restarts += 1
-                if self.restarts > 64 + 2 * self.batches:   # too ragged to be worth batching
+                # programs that keep parting ways one by one (a loop whose exit
+                # differs per program) would rerun their prefix again and again
+                if self.restarts > 16 + self.committed // 4:
                     self.one_at_a_time, self.size = True, 1
                 parts = split_by_key(group, d.keys) if not self.one_at_a_time else [group]
                 queue.extendleft(reversed(parts))
@@ -88,6 +91,7 @@ class Schedule:
                 self.one_at_a_time, self.size = True, 1
                 queue.appendleft(group)
                 continue
+            self.committed += 1
             if not self.one_at_a_time:
                 widest = max(1, per_program_elements())
                 self.size = max(1, TARGET_ELEMENTS // widest)

@@ -79,7 +79,8 @@ class BlockOps:
             other = vals[1 + 3 * r] if len(vals) > 1 + 3 * r else None
             fill = np.zeros((), data.dtype) if other is None else np.asarray(other).reshape(-1, *([1] * r))
             data = np.where(read, data, fill)
-        return [self.wrap(data, ty, origin=addr if self.events.active else None)]
+        origin = np.where(active, addr, -1) if self.events.active else None   # masked-off lanes: -1
+        return [self.wrap(data, ty, origin=origin)]
 
     def _op_block_store(self, op, vals, types, rtys, attrs):
         elem = types[0].element_ty
