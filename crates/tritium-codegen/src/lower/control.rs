@@ -11,7 +11,7 @@ use super::{Lowering, Regs};
 use crate::error::{CodegenError, Result};
 
 impl<'a, 'c> Lowering<'a, 'c> {
-    fn current_fn(&self) -> Result<FunctionValue<'c>> {
+    pub(super) fn current_fn(&self) -> Result<FunctionValue<'c>> {
         self.llvm
             .builder
             .get_insert_block()
@@ -19,7 +19,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             .ok_or_else(|| CodegenError::Internal("builder is not inside a function".into()))
     }
 
-    fn current_block(&self) -> Result<BasicBlock<'c>> {
+    pub(super) fn current_block(&self) -> Result<BasicBlock<'c>> {
         self.llvm.builder.get_insert_block().ok_or_else(|| CodegenError::Internal("builder has no block".into()))
     }
 

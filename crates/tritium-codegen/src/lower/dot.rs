@@ -276,38 +276,71 @@ impl<'a, 'c> Lowering<'a, 'c> {
             }
         }
         self.scratch_sync()?;
+        // per accumulator register: the flat index of its row's first A
+        // element and of its column's first B element
         let thread = self.thread_coords(&tr)?;
-        let mut out = self.regs(acc_v)?.clone();
-        for (r, slot) in out.iter_mut().enumerate() {
-            let c = self.coords_at(&tr, &thread, r as u32)?;
+        let mut starts = Vec::with_capacity(tr.elems_per_thread() as usize);
+        for r in 0..tr.elems_per_thread() {
+            let c = self.coords_at(&tr, &thread, r)?;
             let bld = &self.llvm.builder;
             let (row, col) = (c[rank - 2], c[rank - 1]);
-            // the batch's first element of A and B
             let (a_first, b_first) = if rank == 3 {
                 (bld.build_int_mul(c[0], self.i32_const((m * k) as u64), "")?, bld.build_int_mul(c[0], self.i32_const((k * n) as u64), "")?)
             } else {
                 (self.i32_const(0), self.i32_const(0))
             };
             let a_row = bld.build_int_add(a_first, bld.build_int_mul(row, self.i32_const(k as u64), "")?, "")?;
-            let mut sum = *slot;
-            for kk in 0..k {
-                let bld = &self.llvm.builder;
-                let ia = bld.build_int_add(a_row, self.i32_const(kk as u64), "")?;
-                let ib = bld.build_int_add(b_first, bld.build_int_add(col, self.i32_const((kk * n) as u64), "")?, "")?;
-                let x = self.scratch_load(base, 0, ia, sa.2, sa.0, sa.1)?;
-                let y = self.scratch_load(base, a_bytes, ib, sb.2, sb.0, sb.1)?;
-                let (x, y) = (self.widen_to(op, x, self.kind(a), kres)?, self.widen_to(op, y, self.kind(b), kres)?);
-                let bld = &self.llvm.builder;
-                sum = if kres.is_float() {
-                    let p = bld.build_float_mul(x.into_float_value(), y.into_float_value(), "")?;
-                    bld.build_float_add(sum.into_float_value(), p, "")?.into()
-                } else {
-                    let p = bld.build_int_mul(x.into_int_value(), y.into_int_value(), "")?;
-                    bld.build_int_add(sum.into_int_value(), p, "")?.into()
-                };
-            }
-            *slot = sum;
+            starts.push((a_row, bld.build_int_add(b_first, col, "")?));
         }
+        // K in increasing order, as a loop: unrolled it would be
+        // elements x K multiply-adds, which LLVM and ptxas take minutes over
+        let f = self.current_fn()?;
+        let cx = self.llvm.context;
+        let (body, exit) = (cx.append_basic_block(f, "dot.k"), cx.append_basic_block(f, "dot.done"));
+        let pre = self.current_block()?;
+        let init = self.regs(acc_v)?.clone();
+        self.llvm.builder.build_unconditional_branch(body)?;
+        self.llvm.builder.position_at_end(body);
+        let kk = self.llvm.builder.build_phi(cx.i32_type(), "k")?;
+        kk.add_incoming(&[(&self.i32_const(0), pre)]);
+        let phis: Vec<_> = init
+            .iter()
+            .map(|v| {
+                let p = self.llvm.builder.build_phi(v.get_type(), "acc")?;
+                p.add_incoming(&[(v, pre)]);
+                Ok(p)
+            })
+            .collect::<Result<_>>()?;
+        let kv = kk.as_basic_value().into_int_value();
+        let b_step = self.llvm.builder.build_int_mul(kv, self.i32_const(n as u64), "")?;
+        let mut out = Vec::with_capacity(phis.len());
+        for (p, &(a_row, b_col)) in phis.iter().zip(&starts) {
+            let bld = &self.llvm.builder;
+            let ia = bld.build_int_add(a_row, kv, "")?;
+            let ib = bld.build_int_add(b_col, b_step, "")?;
+            let x = self.scratch_load(base, 0, ia, sa.2, sa.0, sa.1)?;
+            let y = self.scratch_load(base, a_bytes, ib, sb.2, sb.0, sb.1)?;
+            let (x, y) = (self.widen_to(op, x, self.kind(a), kres)?, self.widen_to(op, y, self.kind(b), kres)?);
+            let bld = &self.llvm.builder;
+            let sum = p.as_basic_value();
+            out.push(if kres.is_float() {
+                let prod = bld.build_float_mul(x.into_float_value(), y.into_float_value(), "")?;
+                BasicValueEnum::from(bld.build_float_add(sum.into_float_value(), prod, "")?)
+            } else {
+                let prod = bld.build_int_mul(x.into_int_value(), y.into_int_value(), "")?;
+                bld.build_int_add(sum.into_int_value(), prod, "")?.into()
+            });
+        }
+        let bld = &self.llvm.builder;
+        let next = bld.build_int_add(kv, self.i32_const(1), "")?;
+        let latch = self.current_block()?;
+        for (p, v) in phis.iter().zip(&out) {
+            p.add_incoming(&[(v, latch)]);
+        }
+        kk.add_incoming(&[(&next, latch)]);
+        let more = bld.build_int_compare(inkwell::IntPredicate::ULT, next, self.i32_const(k as u64), "")?;
+        bld.build_conditional_branch(more, body, exit)?;
+        bld.position_at_end(exit);
         self.scratch_done();
         self.set(op, out);
         Ok(())
