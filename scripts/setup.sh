@@ -70,9 +70,10 @@ if [[ ! -x "$VENV/bin/python" ]]; then
 fi
 PY="$VENV/bin/python"
 
-if ! "$PY" -c 'import numpy, pytest, hypothesis, matplotlib' 2>/dev/null || [[ ! -x "$VENV/bin/maturin" ]]; then
-  say "installing numpy, pytest, hypothesis, matplotlib (the visualizer's PNGs), maturin into .venv"
-  "$PY" -m pip install -q --disable-pip-version-check numpy pytest hypothesis matplotlib 'maturin>=1.5,<2' ||
+# matplotlib: the visualizer's PNGs and perf_report's plots; pandas: perf_report's tables
+if ! "$PY" -c 'import numpy, pytest, hypothesis, pandas, matplotlib' 2>/dev/null || [[ ! -x "$VENV/bin/maturin" ]]; then
+  say "installing numpy, pytest, hypothesis, pandas, matplotlib, maturin into .venv"
+  "$PY" -m pip install -q --disable-pip-version-check numpy pytest hypothesis pandas matplotlib 'maturin>=1.5,<2' ||
     die "pip install failed (network? see the pip output above)"
 fi
 
@@ -126,3 +127,9 @@ else
   # next run rebuild instead of being marked as built.
   echo "$hash" >"$STAMP"
 fi
+
+# TRITIUM_AS_TRITON=1's start-up hook: a wheel installs it at site-packages'
+# top level; `maturin develop` links the sources instead, so copy it there
+site="$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+cmp -s python/tritium_as_triton.pth "$site/tritium_as_triton.pth" ||
+  cp python/tritium_as_triton.pth "$site/tritium_as_triton.pth"

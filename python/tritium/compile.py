@@ -54,18 +54,60 @@ class Target:
         return f"sm_{self.capability}{self.suffix}"
 
 
+class KernelMetadata(dict):
+    """A compiled kernel's metadata: a dict (what the cache stores) whose keys
+    also read as attributes, as Triton's `kernel.metadata.shared` does."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"kernel metadata has no field '{name}' (fields: {', '.join(sorted(self))})") \
+                from None
+
+
 @dataclass
 class CompiledKernel:
     """A compiled kernel: `.asm` (ir, llir, ptx, cubin when ptxas ran) and
-    `.metadata` (name, num_warps, shared bytes, registers, spills, params)."""
+    `.metadata` (name, num_warps, shared bytes, registers, spills, params;
+    readable as attributes). `n_regs` and `n_spills` (local memory words per
+    thread) are ptxas's counts, or the driver's when it assembled the PTX."""
     name: str
     asm: dict
     metadata: dict
     _loaded: dict = field(default_factory=dict, repr=False)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.metadata, KernelMetadata):
+            self.metadata = KernelMetadata(self.metadata)
+
     @property
     def params(self) -> list:
         return [tuple(p) for p in self.metadata["params"]]
+
+    @property
+    def n_regs(self) -> int:
+        if self.metadata.get("registers") is None:   # the driver assembles the PTX: ask it
+            self._init_handles()
+        return int(self.metadata["registers"])
+
+    @property
+    def n_spills(self) -> int:
+        """Local memory per thread in 4-byte words, as Triton counts spills."""
+        if self.metadata.get("registers") is None:
+            self._init_handles()
+        return int(self.metadata.get("local_bytes", self.metadata.get("stack_bytes", 0))) // 4
+
+    @property
+    def kernel(self) -> bytes | str:
+        """The binary the driver loads: the cubin, or the PTX without ptxas."""
+        return self.asm.get("cubin") or self.asm["ptx"]
+
+    def _init_handles(self) -> None:
+        """Loads the kernel on the current device (Triton's name for it);
+        raises OutOfResources when the device cannot run it."""
+        from .runtime import driver
+        self.load(driver.current_device())
 
     def to_files(self) -> dict[str, bytes]:
         # "stages" (--dump-stages' IR after each pass) is a debugging view, not cached
@@ -183,7 +225,11 @@ def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, n
         from .runtime import driver
         ptxas = driver.ptxas_path()
         if ptxas is not None:
-            cubin, info = _core.ptxas_compile(ptxas, asm["ptx"], target.sass_arch, meta["symbol"])
+            try:
+                cubin, info = _core.ptxas_compile(ptxas, asm["ptx"], target.sass_arch, meta["symbol"])
+            except _core.PtxasError as e:
+                from .runtime.errors import PTXASError
+                raise PTXASError(str(e)) from None
             asm["cubin"] = cubin
             meta.update(registers=info["registers"], spill_stores=info["spill_stores"],
                         spill_loads=info["spill_loads"], stack_bytes=info["stack_bytes"],
@@ -192,13 +238,43 @@ def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, n
     return CompiledKernel(name, asm, meta)
 
 
-def compile(fn: Any, signature: Any = None, constexprs: dict | None = None, target: str = "cuda:90",
+def compile(fn: Any, signature: Any = None, constexprs: dict | None = None, target: Any = None,
             num_warps: int = 4, num_stages: int = 3, attrs: dict | None = None,
-            debug: bool = False, dump_stages: bool = False) -> CompiledKernel:
+            debug: bool = False, dump_stages: bool = False, options: dict | None = None) -> CompiledKernel:
     """Compiles the @jit function `fn` for `signature` ("x_ptr=*fp32,n=i32",
     "*fp32, i32", a list, or a dict by name) and `constexprs` (by name);
     `attrs` names specialization properties ({"divisibility": ["x_ptr", "n"]}).
-    `dump_stages` keeps the tile IR after each pass in `.asm["stages"]`."""
+    `target` is "cuda:90", a GPUTarget, or None (the current device's; sm_90
+    without a GPU). `dump_stages` keeps the tile IR after each pass in
+    `.asm["stages"]`. Triton's form, `compile(ASTSource(...), target=...,
+    options={...})`, is accepted too (tritium/ast_source.py)."""
+    from .ast_source import ASTSource
+    if isinstance(fn, ASTSource):
+        from .ast_source import compile as compile_source
+        return compile_source(fn, target=target, options=options)
+    if options:
+        raise TypeError("compile: options={...} goes with an ASTSource; pass num_warps=... etc. for a @jit function")
+    return compile_with_target(fn, signature, constexprs, target, num_warps, num_stages, attrs, debug, dump_stages)
+
+
+def target_of(target: Any) -> Target:
+    """"cuda:90", a Target, a GPUTarget-like object (backend, arch) or None
+    (the current device's target; cuda:90 without a GPU)."""
+    if target is None:
+        from .runtime import driver
+        target = driver.target_for(driver.current_device()) if driver.available() else "cuda:90"
+    if isinstance(target, Target):
+        return target
+    if hasattr(target, "backend") and hasattr(target, "arch"):
+        if target.backend != "cuda":
+            raise ValueError(f"target {target!r}: tritium compiles for NVIDIA GPUs only (backend 'cuda')")
+        target = f"cuda:{target.arch}"
+    return Target.parse(target)
+
+
+def compile_with_target(fn: Any, signature: Any, constexprs: dict | None, target: Any, num_warps: int = 4,
+                        num_stages: int = 3, attrs: dict | None = None, debug: bool = False,
+                        dump_stages: bool = False) -> CompiledKernel:
     from .runtime.jit import JITFunction
     from .runtime.specialization import attrs_from_user
     from .compiler.frontend import compile_kernel
@@ -206,7 +282,7 @@ def compile(fn: Any, signature: Any = None, constexprs: dict | None = None, targ
         fn = getattr(fn, "fn", fn)   # autotuner/heuristics wrappers
         if not isinstance(fn, JITFunction):
             raise TypeError(f"tritium.compile expects a @jit function, got {fn!r}")
-    target_ = Target.parse(target)
+    target_ = target_of(target)
     params = fn._params_for((), {}, _signature_arg(signature), constexprs)
     spec = attrs_from_user(fn, attrs, "cuda", signature=params)
     ir = compile_kernel(fn, params, spec.arg_attrs(), debug=debug).encode()

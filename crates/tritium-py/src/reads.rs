@@ -30,6 +30,9 @@ pub(crate) enum Addr {
 pub(crate) struct DirectReads {
     data_ptr: *mut ffi::PyObject,
     dtype: *mut ffi::PyObject,
+    /// `is_cuda`'s getset descriptor (same descriptor type as `dtype`'s), or
+    /// null when the type has none: a host tensor's address must not reach a kernel
+    is_cuda: *mut ffi::PyObject,
     dtype_get: ffi::descrgetfunc,
     /// the descriptors' C functions themselves, where cpython.rs could take them
     pub(crate) c: Option<CReads>,
@@ -62,6 +65,27 @@ impl DirectReads {
         }
     }
 
+    /// Whether `arg.is_cuda` is False (a torch tensor in host memory); false
+    /// when the type has no `is_cuda` or reading it raised.
+    #[inline(always)]
+    pub(crate) fn on_host(&self, arg: &Bound<'_, PyAny>) -> bool {
+        if self.is_cuda.is_null() {
+            return false;
+        }
+        let ob = arg.as_ptr();
+        // SAFETY: as for `dtype`; the result is a new reference (a bool) or NULL
+        unsafe {
+            let r = (self.dtype_get)(self.is_cuda, ob, ffi::Py_TYPE(ob) as *mut ffi::PyObject);
+            if r.is_null() {
+                ffi::PyErr_Clear();
+                return false;
+            }
+            let host = r == ffi::Py_False();
+            ffi::Py_DECREF(r);
+            host
+        }
+    }
+
     /// `arg.data_ptr()`.
     #[inline(always)]
     pub(crate) fn data_ptr<'py>(&self, arg: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
@@ -77,8 +101,9 @@ impl DirectReads {
     }
 }
 
-/// The descriptors behind `DirectReads`, kept alive with the type they came from.
-pub(crate) type DirectRefs = Option<(PyObject, PyObject)>;
+/// The descriptors behind `DirectReads` (data_ptr, dtype, is_cuda), kept
+/// alive with the type they came from.
+pub(crate) type DirectRefs = Option<(PyObject, PyObject, Option<PyObject>)>;
 
 /// How `ty`'s instances are read, and the descriptors its direct reads
 /// point into (the caller keeps them alive as long as it uses the reads).
@@ -96,12 +121,13 @@ pub(crate) fn probe(ty: &Bound<'_, PyType>) -> PyResult<(TypeInfo, DirectRefs)> 
         Addr::None
     };
     let refs = if addr == Addr::DataPtr { direct_descriptors(ty)? } else { None };
-    let direct = refs.as_ref().and_then(|(dp, dt)| {
+    let direct = refs.as_ref().and_then(|(dp, dt, cuda)| {
         // SAFETY: PyType_GetSlot accepts static types from 3.10 (the abi3 floor)
         let get = unsafe { ffi::PyType_GetSlot(ffi::Py_TYPE(dt.as_ptr()), ffi::Py_tp_descr_get) };
         (!get.is_null()).then(|| DirectReads {
             data_ptr: dp.as_ptr(),
             dtype: dt.as_ptr(),
+            is_cuda: cuda.as_ref().map_or(std::ptr::null_mut(), |c| c.as_ptr()),
             dtype_get: unsafe { std::mem::transmute::<*mut std::ffi::c_void, ffi::descrgetfunc>(get) },
             c: c_reads(ty, dp.bind(py), "data_ptr", dt.bind(py), "dtype"),
         })
@@ -192,7 +218,11 @@ fn direct_descriptors(ty: &Bound<'_, PyType>) -> PyResult<DirectRefs> {
     };
     let is = |o: &Bound<'_, PyAny>, name: &str| -> PyResult<bool> { Ok(o.get_type().is(&types.getattr(name)?)) };
     if is(&dp, "MethodDescriptorType")? && is(&dt, "GetSetDescriptorType")? && is(&ga, "WrapperDescriptorType")? {
-        return Ok(Some((dp.unbind(), dt.unbind())));
+        let cuda = match ty.getattr(intern!(py, "is_cuda")) {
+            Ok(c) if c.get_type().is(&dt.get_type()) => Some(c.unbind()),
+            _ => None,
+        };
+        return Ok(Some((dp.unbind(), dt.unbind(), cuda)));
     }
     Ok(None)
 }

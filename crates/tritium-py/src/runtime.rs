@@ -24,7 +24,20 @@ pub(crate) fn to_py(e: Error) -> PyErr {
         Error::Cuda { .. } => CudaError::new_err(e.to_string()),
         Error::Arg(_) | Error::Invalid(_) => PyValueError::new_err(e.to_string()),
         Error::Ptxas(_) => PtxasError::new_err(e.to_string()),
+        Error::OutOfResources { ref kernel, resource, required, limit, .. } => {
+            out_of_resources(kernel, resource, required, limit).unwrap_or_else(|| PyValueError::new_err(e.to_string()))
+        }
     }
+}
+
+/// Python's `tritium.runtime.errors.OutOfResources(required, limit, name, kernel)`
+/// (what Triton code and the autotuner catch); None if it cannot be made.
+fn out_of_resources(kernel: &str, resource: &str, required: i64, limit: i64) -> Option<PyErr> {
+    Python::with_gil(|py| {
+        let cls = py.import("tritium.runtime.errors").and_then(|m| m.getattr("OutOfResources")).ok()?;
+        let value = cls.call1((required, limit, resource, kernel)).ok()?;
+        Some(PyErr::from_value(value))
+    })
 }
 
 /// (True, driver version) when libcuda loads and initialises, else (False, why).
@@ -55,6 +68,13 @@ fn cuda_device_info<'py>(py: Python<'py>, device: i32) -> PyResult<Bound<'py, Py
     out.set_item("max_shared_per_block_optin", info.max_shared_per_block_optin)?;
     out.set_item("warp_size", info.warp_size)?;
     Ok(out)
+}
+
+/// One `CUdevice_attribute` of `device` (cuda.h's numbering; Python names them).
+#[pyfunction]
+fn cuda_device_attribute(device: i32, attribute: i32) -> PyResult<i32> {
+    let d = cuda::driver().map_err(to_py)?;
+    cuda::Device::get(d, device).and_then(|dev| dev.attribute(d, attribute)).map_err(to_py)
 }
 
 /// Waits for all work on `device`'s current context.
@@ -141,6 +161,16 @@ fn extract(kind: ArgKind, v: &Bound<'_, PyAny>, name: &str, kernel: &str) -> PyR
             return Ok(ArgValue::Int(i.extract::<i128>()?));
         }
         if let Ok(dp) = v.getattr(intern!(py, "data_ptr")) {
+            // a torch tensor in host memory: its address would fault on the device
+            if let Ok(on_gpu) = v.getattr(intern!(py, "is_cuda")) {
+                if !on_gpu.is_truthy()? {
+                    let device = v.getattr(intern!(py, "device")).map(|d| d.to_string()).unwrap_or_else(|_| "the host".into());
+                    return Err(PyValueError::new_err(format!(
+                        "kernel '{kernel}', argument '{name}': the tensor is on {device}, but a GPU kernel can only \
+                         read GPU memory; move it with .cuda() or .to('cuda')"
+                    )));
+                }
+            }
             return Ok(ArgValue::Ptr(dp.call0()?.extract::<u64>()?));
         }
         if let Ok(cai) = v.getattr(intern!(py, "__cuda_array_interface__")) {
@@ -334,5 +364,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(find_ptxas, m)?)?;
     m.add_function(wrap_pyfunction!(ptxas_version, m)?)?;
     m.add_function(wrap_pyfunction!(ptxas_compile, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda_device_attribute, m)?)?;
     Ok(())
 }

@@ -16,6 +16,10 @@ pub enum Error {
     /// ptxas missing, failing, or reporting something unreadable.
     #[error("ptxas: {0}")]
     Ptxas(String),
+    /// A kernel needs more of a per-block resource than the device has
+    /// (Python raises it as `OutOfResources`, which the autotuner skips).
+    #[error("kernel '{kernel}' needs {required} {resource} but the device allows at most {limit}{hint}")]
+    OutOfResources { kernel: String, resource: &'static str, required: i64, limit: i64, hint: String },
     /// Bad request (grid too large, unknown kind, ...).
     #[error("{0}")]
     Invalid(String),

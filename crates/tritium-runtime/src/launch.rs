@@ -88,19 +88,28 @@ impl Kernel {
             max_threads_per_block: kernel.func_attribute(d, cuda::FUNC_MAX_THREADS_PER_BLOCK)?,
         };
         if kernel.threads_per_block as i32 > kernel.attributes.max_threads_per_block {
-            return Err(Error::Invalid(format!(
-                "kernel '{name}' needs {} threads per block (num_warps={num_warps}) but the device allows {} for it \
-                 ({} registers per thread); lower num_warps",
-                kernel.threads_per_block, kernel.attributes.max_threads_per_block, kernel.attributes.num_regs
-            )));
+            return Err(Error::OutOfResources {
+                kernel: name.to_string(),
+                resource: "threads",
+                required: kernel.threads_per_block as i64,
+                limit: kernel.attributes.max_threads_per_block as i64,
+                hint: format!(
+                    " per block (num_warps={num_warps}, {} registers per thread); lower num_warps",
+                    kernel.attributes.num_regs
+                ),
+            });
         }
         if shared_bytes > DEFAULT_DYNAMIC_SHARED_LIMIT {
             let optin = dev.attribute(d, cuda::ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN).map_err(err)?;
             let total = shared_bytes as i64 + kernel.attributes.static_shared_bytes as i64;
             if total > optin as i64 {
-                return Err(Error::Invalid(format!(
-                    "kernel '{name}' needs {total} bytes of shared memory but the device allows at most {optin}"
-                )));
+                return Err(Error::OutOfResources {
+                    kernel: name.to_string(),
+                    resource: "shared memory",
+                    required: total,
+                    limit: optin as i64,
+                    hint: " bytes per block".to_string(),
+                });
             }
             d.check("cuFuncSetAttribute", unsafe {
                 (d.func_set_attribute)(kernel.function, cuda::FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes as i32)

@@ -5,7 +5,12 @@ internals. Here, below both, so the two raise the same types."""
 from __future__ import annotations
 
 
-class CompilationError(Exception):
+class TritonError(Exception):
+    """The base of every error tritium raises for a kernel (Triton's
+    `triton.errors.TritonError`, so code that catches it keeps working)."""
+
+
+class CompilationError(TritonError):
     """A kernel failed to compile. `message` is the bare reason; str() adds the
     location, the source line and a caret under the offending column."""
 

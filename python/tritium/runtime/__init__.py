@@ -1,5 +1,10 @@
-"""Runtime: `@jit` binding and launching, autotuning and heuristics."""
+"""Runtime: `@jit` binding and launching, autotuning and heuristics, the
+device driver (`driver.active` as in Triton) and the runtime errors."""
+from . import driver
 from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics
+from .errors import InterpreterError, OutOfResources
 from .jit import JITFunction, KernelInterface, jit
+from .tensors import MockTensor, TensorWrapper, reinterpret
 
-__all__ = ["Autotuner", "Config", "Heuristics", "JITFunction", "KernelInterface", "autotune", "heuristics", "jit"]
+__all__ = ["Autotuner", "Config", "Heuristics", "InterpreterError", "JITFunction", "KernelInterface", "MockTensor",
+           "OutOfResources", "TensorWrapper", "autotune", "driver", "heuristics", "jit", "reinterpret"]

@@ -192,6 +192,27 @@ def compiled_for(jit_fn: Any, spec: Any, key: tuple, target: str, num_warps: int
     return cache.load_or_build(disk_key, build, CompiledKernel.from_files)
 
 
+def current_target() -> str:
+    """The current device's target; "cuda:90" without a GPU (ahead-of-time work)."""
+    return target_for(current_device()) if available() else "cuda:90"
+
+
+def warmup_compile(jit_fn: Any, args: tuple, params: dict, options: dict) -> Any:
+    """`kernel.warmup(...)`: the CompiledKernel for these arguments, through
+    the disk cache, without launching (and without a GPU if need be)."""
+    from .specialization import specializer
+    from .tensors import MockTensor
+    unknown = set(options) - {"num_warps", "num_stages", "debug", "stream", "num_ctas"}
+    if unknown:
+        raise TypeError(f"{jit_fn.__name__}.warmup(): unsupported option(s) {', '.join(sorted(unknown))}")
+    spec = specializer(jit_fn, "cuda")
+    bound = jit_fn.bind_call([MockTensor.wrap_dtype(a) for a in args],
+                             {k: MockTensor.wrap_dtype(v) for k, v in params.items()})
+    key = spec.key(tuple(bound.values()))
+    return compiled_for(jit_fn, spec, key, current_target(), options.get("num_warps", 4),
+                        options.get("num_stages", 3), options.get("debug"))
+
+
 def _grid3(grid: Any) -> tuple[int, int, int]:
     # the common case (a tuple of 1-3 non-negative ints) without a generator:
     # this runs on every launch
@@ -233,5 +254,29 @@ def launch(jit_fn: Any, grid: Any, args: tuple, kwargs: dict) -> Any:
     return launcher(grid, args, kwargs)
 
 
-__all__ = ["Launcher", "available", "compiled_for", "current_device", "current_stream", "device_info", "launch", "ptxas_path",
-           "ptxas_search_dirs", "ptxas_version", "status", "synchronize", "target_for", "torch_queries"]
+# Triton's `triton.runtime.driver` object lives in device_api.py; this module
+# answers for it, so `driver.active`, `driver.set_active(...)` and
+# `from triton.runtime.driver import driver` work on the module as well.
+def __getattr__(name: str) -> Any:
+    if name in ("active", "default"):
+        from .device_api import drivers
+        return getattr(drivers, name)
+    if name == "driver":
+        from .device_api import drivers
+        return drivers
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def set_active(drv: Any) -> None:
+    from .device_api import drivers
+    drivers.set_active(drv)
+
+
+def reset_active() -> None:
+    from .device_api import drivers
+    drivers.reset_active()
+
+
+__all__ = ["Launcher", "available", "compiled_for", "current_device", "current_stream", "current_target",
+           "device_info", "launch", "ptxas_path", "ptxas_search_dirs", "ptxas_version", "reset_active",
+           "set_active", "status", "synchronize", "target_for", "torch_queries", "warmup_compile"]

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from ..language import core
 from ..language.builder import _state as _builder_state
 from .signature import arg_type, parse_signature
+from .tensors import MockTensor, TensorWrapper, reinterpret  # noqa: F401  Triton imports them from here
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "warmup",
                   "stream", "enable_warp_specialization", "launch_cooperative_grid", "extern_libs",
@@ -285,10 +286,22 @@ class JITFunction(KernelInterface):
                            "the kernel compiled to IR successfully. Set TRITIUM_INTERPRET=1 to run it "
                            "with the NumPy interpreter")
 
-    def warmup(self, *args: Any, grid: Any = None, **kwargs: Any) -> bytes:
-        """Compiles for these arguments without launching; returns the IR."""
+    @property
+    def cache_key(self) -> str:
+        """Hash of the kernel's source, of every @jit function it reaches and
+        of the global and closure values they read (Triton's `cache_key`)."""
+        from .dependencies import dependencies_digest
+        return dependencies_digest(self)
+
+    def warmup(self, *args: Any, grid: Any = None, **kwargs: Any) -> Any:
+        """Compiles for these arguments without launching and returns the
+        CompiledKernel (`asm`, `metadata`, `n_regs`, `n_spills`), for the
+        current device (sm_90 without a GPU). Tensor arguments may be given
+        as torch dtypes or MockTensors."""
+        from .driver import warmup_compile
         options, params = self._split_launch(kwargs)
-        return self.compile_ir(*args, debug=options.get("debug"), **params)
+        options.pop("warmup", None)
+        return warmup_compile(self, args, params, options)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from ..compiler import frontend

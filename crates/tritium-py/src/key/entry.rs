@@ -77,6 +77,10 @@ impl KeyPlan {
     /// type's descriptors (torch.Tensor): the launch path's hot case.
     #[inline(always)]
     fn direct_tensor_entry(&self, p: &Param, arg: &Bound<'_, PyAny>, d: DirectReads) -> PyResult<Entry> {
+        // a host tensor: Python's binder raises the error naming the argument
+        if d.on_host(arg) {
+            return Ok(Entry::Fallback);
+        }
         let Some(dt) = d.dtype(arg) else {
             return Ok(Entry::Fallback);
         };
@@ -136,6 +140,10 @@ impl KeyPlan {
         }
         match info.addr {
             Addr::None => return Ok(Entry::Fallback),
+            // another data_ptr() type in host memory: Python's binder raises
+            Addr::DataPtr if arg.getattr(intern!(py, "is_cuda")).map(|c| !c.is_truthy().unwrap_or(true)).unwrap_or(false) => {
+                return Ok(Entry::Fallback);
+            }
             Addr::DLPack => {
                 // Python predicates get the argument, which for DLPack is not
                 // the tensor-like object they expect: Python keys those
