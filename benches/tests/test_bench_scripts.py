@@ -90,3 +90,15 @@ def test_report_labels_missing_stages():
     text = vs_triton.report("k", tri, ours_ir_only)
     assert "tritium (frontend + IR only)" in text and "tritium stops after the IR: k.py:3:4" in text
     assert "| cubin (ptxas) | 1.00 (1.00) | not lowered yet |" in text
+
+
+def test_libdevice_accuracy_has_a_reference_for_every_variant():
+    import numpy as np
+    import libdevice_accuracy
+    cases = libdevice_accuracy.C
+    rng = np.random.default_rng(0)
+    for name, types, symbol, ret in cases.variants():
+        args = cases.inputs(name, types, 8, rng)
+        out = np.bool_ if name in ("isnan", "isinf") else cases.NP[ret]
+        ref, kind = libdevice_accuracy.answer(name, symbol, args, out)
+        assert np.shape(ref) == (8,) and kind in ("extended", "interpreter", "f64", "f64 ref"), (name, types)

@@ -210,7 +210,9 @@ def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, n
     meta: dict[str, Any] = {"name": name, "target": str(target), "num_warps": num_warps, "num_stages": num_stages,
                             "params": params, "shared": 0, "dynamic_shared": 0, "registers": None,
                             "spill_stores": 0, "spill_loads": 0, "stack_bytes": 0, "ptxas": None}
-    out = _core.compile_ptx(ir, arch=target.codegen_arch, num_warps=num_warps, dump_stages=dump_stages)
+    from .backends.libdevice import libdevice_path
+    out = _core.compile_ptx(ir, arch=target.codegen_arch, num_warps=num_warps, dump_stages=dump_stages,
+                            libdevice=libdevice_path())
     if dump_stages:
         asm["stages"] = [(str(stage), str(text)) for stage, text in out["stages"]]
     asm["llir"], asm["ptx"] = out["llir"], out["ptx"]

@@ -290,17 +290,18 @@ impl<'m> Walk<'m> {
             | Opcode::Not | Opcode::Abs | Opcode::Exp | Opcode::Exp2 | Opcode::Log | Opcode::Log2 | Opcode::Sqrt
             | Opcode::SqrtRn | Opcode::Rsqrt | Opcode::Sin | Opcode::Cos | Opcode::Floor | Opcode::Ceil
             | Opcode::Erf | Opcode::Fma | Opcode::Clamp => f.constancy = min_const.clone(),
-            Opcode::InlineAsm => {
+            Opcode::InlineAsm | Opcode::ExternElementwise => {
                 if data.attrs.get("pure").and_then(Attr::as_bool) == Some(true) && data.results.len() == 1 {
                     f.constancy = min_const.clone()
                 }
             }
             Opcode::ProgramId | Opcode::NumPrograms | Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Reduce
-            | Opcode::Scan | Opcode::Dot | Opcode::Join | Opcode::Split | Opcode::Cat | Opcode::BlockLoad => {}
+            | Opcode::Scan | Opcode::Dot | Opcode::Join | Opcode::Split | Opcode::Cat | Opcode::BlockLoad
+            | Opcode::Gather | Opcode::Histogram => {}
             // `Walk::op` gives the results of these (or they have none)
             Opcode::For | Opcode::If | Opcode::While | Opcode::Call | Opcode::Store | Opcode::Yield
             | Opcode::Condition | Opcode::Return | Opcode::Assert | Opcode::Print | Opcode::Barrier
-            | Opcode::BlockStore | Opcode::BlockAtomic => {}
+            | Opcode::BlockStore | Opcode::BlockAtomic | Opcode::Assume => {}
         }
         // constancy and contiguity never exceed the dim (broadcasts of scalars, clamps above)
         for (d, &n) in full.iter().enumerate().take(f.rank()) {

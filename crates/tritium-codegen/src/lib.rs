@@ -36,6 +36,9 @@ pub struct Options {
     pub cross_call_barriers: bool,
     /// Tile-level passes run before layout assignment.
     pub passes: PassOptions,
+    /// NVIDIA's libdevice.10.bc, linked when a kernel calls a libdevice
+    /// function the target does not lower itself (None: such calls fail).
+    pub libdevice: Option<std::path::PathBuf>,
 }
 
 impl Options {
@@ -52,7 +55,13 @@ impl Options {
             return Err(num_warps_error(num_warps as i64));
         }
         let off = std::env::var("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER").is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
-        Ok(Options { arch: NvArch::parse(arch)?, num_warps, cross_call_barriers: !off, passes: PassOptions::default() })
+        Ok(Options {
+            arch: NvArch::parse(arch)?,
+            num_warps,
+            cross_call_barriers: !off,
+            passes: PassOptions::default(),
+            libdevice: None,
+        })
     }
 }
 
@@ -100,13 +109,14 @@ pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: S
     // the passes rewrite the IR; the caller's module stays as it was
     let mut owned = module.clone();
     run_passes(&mut owned, &options.passes, None)?;
-    let target = Nvptx::new(options.arch);
+    let target = Nvptx::new(options.arch).with_libdevice(options.libdevice.clone());
     let machine = target.target_machine()?;
     let context = Context::create();
     let llvm = llvm::Llvm::new(&context, "tritium");
     llvm.module.set_triple(&TargetTriple::create(target.triple()));
     llvm.module.set_data_layout(&machine.get_target_data().get_data_layout());
     let mut out = lower_module(&llvm, &target, &mut owned, options)?;
+    target.link_libraries(&llvm)?;
     if stop == StopAfter::Lower {
         return Ok(out);
     }

@@ -155,6 +155,8 @@ pub fn plan_function(module: &Module, func: &Function, layouts: &LayoutMap) -> R
             Opcode::Reshape | Opcode::Join | Opcode::Split | Opcode::Cat => {
                 d.operands.iter().map(|&v| module.types.dims(func.value_type(v)).iter().product::<u32>() * eb(v)).sum()
             }
+            Opcode::Gather => module.types.dims(func.value_type(d.operands[0])).iter().product::<u32>() * eb(d.operands[0]),
+            Opcode::Histogram => d.attrs.get("num_bins").and_then(Attr::as_int).unwrap_or(0) as u32 * 4,
             // a dot without tensor cores stages both operands in scratch
             Opcode::Dot if !matches!(layouts.of(d.results[0]), Some(Layout::Mma(_))) => {
                 let size = |v: Value| module.types.dims(func.value_type(v)).iter().product::<u32>() * eb(v);

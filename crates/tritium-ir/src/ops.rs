@@ -222,6 +222,20 @@ op_table! {
     BlockLoad => with_attrs(op("block_load", 4, None, Fixed(1)), BLOCK_LOAD),
     BlockStore => with_attrs(op("block_store", 5, None, Fixed(0)), BLOCK_STORE),
     BlockAtomic => with_attrs(op("block_atomic", 5, None, Fixed(0)), BLOCK_ATOMIC),
+    // Triton 3.6's remaining ops (appended): `assume` tells LLVM a condition
+    // holds (kept like an effect: it has no result); `gather` picks elements
+    // of operand 0 along `axis` by the indices of operand 1; `histogram`
+    // counts operand 0's integers into `num_bins` i32 bins (operand 1, if
+    // given, masks elements out); `extern_elementwise` calls the library
+    // function `symbol` (libdevice's `__nv_*`) per element; `name` is what
+    // the kernel called (`libdevice.tan`), for messages
+    Assume => fixed("assume", 1, 0),
+    Gather => pure(with_attrs(fixed("gather", 2, 1), AXIS)),
+    Histogram => pure(with_attrs(op("histogram", 1, Some(2), Fixed(1)), &[req("num_bins", Int)])),
+    ExternElementwise => with_attrs(
+        op("extern_elementwise", 0, None, Fixed(1)),
+        &[req("symbol", Str), req("lib", Str), req("pure", Bool), opt("name", Str)],
+    ),
 }
 
 const BLOCK_LOAD: &[AttrSpec] = &[

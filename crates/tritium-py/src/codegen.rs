@@ -19,10 +19,18 @@ fn codegen_err(e: tritium_codegen::CodegenError) -> PyErr {
 /// `num_warps` warps per block; returns {"llir": str, "ptx": str, "shared": int
 /// (dynamic shared memory bytes), "kernels": [str]}, and with `dump_stages`
 /// also "stages": [(stage, tile IR text)], the IR as the frontend built it
-/// ("frontend") and after each tile-level pass.
+/// ("frontend") and after each tile-level pass. `libdevice` is the path of
+/// NVIDIA's libdevice.10.bc for libdevice calls the target does not lower.
 #[pyfunction]
-#[pyo3(signature = (ir_bytes, arch = "sm_90", num_warps = None, dump_stages = false))]
-fn compile_ptx<'py>(py: Python<'py>, ir_bytes: &[u8], arch: &str, num_warps: Option<&Bound<'py, PyAny>>, dump_stages: bool) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (ir_bytes, arch = "sm_90", num_warps = None, dump_stages = false, libdevice = None))]
+fn compile_ptx<'py>(
+    py: Python<'py>,
+    ir_bytes: &[u8],
+    arch: &str,
+    num_warps: Option<&Bound<'py, PyAny>>,
+    dump_stages: bool,
+    libdevice: Option<std::path::PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
     let (out, stages) = crate::guarded(|| {
         // options first: a bad one is reported whatever the IR holds
         let warps = match num_warps {
@@ -32,6 +40,7 @@ fn compile_ptx<'py>(py: Python<'py>, ir_bytes: &[u8], arch: &str, num_warps: Opt
             })?,
         };
         let mut options = tritium_codegen::Options::with_warps(arch, warps).map_err(codegen_err)?;
+        options.libdevice = libdevice;
         let mut module = crate::decode(ir_bytes)?;
         let mut stages: Vec<(String, String)> = Vec::new();
         if dump_stages {

@@ -58,7 +58,8 @@ fn fold_op(types: &TypeTable, f: &mut Function, op: Op) -> Rewrite {
         | Opcode::MultipleOf | Opcode::MaxContiguous | Opcode::MaxConstancy | Opcode::While | Opcode::Yield
         | Opcode::Condition | Opcode::Call | Opcode::Return | Opcode::Assert | Opcode::Print | Opcode::Barrier
         | Opcode::InlineAsm | Opcode::ConvertLayout | Opcode::BlockLoad | Opcode::BlockStore
-        | Opcode::BlockAtomic => None,
+        | Opcode::BlockAtomic | Opcode::Assume | Opcode::Gather | Opcode::Histogram
+        | Opcode::ExternElementwise => None,
     };
     let Some(c) = folded else { return Rewrite::Keep };
     let res_ty = f.value_type(f.ops[op].results[0]);

@@ -29,6 +29,7 @@ from .blocks import BlockOps
 from .elementwise import ELEMENTWISE, ElementwiseOps
 from .errors import DeviceAssertionError, InterpreterError
 from .events import DotEvent, EventBus, Location, ReduceEvent
+from .extern_ops import ExternOps
 from .memory import MemoryMap
 from .memory_ops import MemoryOps
 
@@ -124,7 +125,7 @@ def _common_lead(vals: Sequence[np.ndarray]) -> list[np.ndarray]:
     return [np.broadcast_to(v, (n, *v.shape[1:])) for v in vals]
 
 
-class NumpyBuilder(ElementwiseOps, MemoryOps, BlockOps):
+class NumpyBuilder(ElementwiseOps, MemoryOps, BlockOps, ExternOps):
     is_interpreter = True
     enable_assertions = True
 

@@ -19,13 +19,19 @@ from .core import (CompileTimeAssertionFailure, PropagateNan, builtin, constexpr
 from .dtypes import (block_type, bfloat16, dtype, float8e4, float8e4nv, float8e5, float16, float32, float64,
                      int1, int8, int16, int32, int64, pi32_t, pointer_type, uint8, uint16, uint32, uint64,
                      void)
+from .extern import extern, extern_elementwise
 from .iterators import range, static_range
+from .lookup import assume, gather, histogram
 from .math import (abs, cdiv, ceil, cos, div_rn, erf, exp, exp2, fdiv, floor, fma, log, log2, rsqrt, sin, sqrt,
                    sqrt_rn, umulhi)
 from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint, randint4x, randn,
                      randn4x, uint_to_uniform_float)
-from .standard import (argmax, argmin, associative_scan, cumprod, cumsum, flip, max, min, ravel, reduce, sigmoid,
-                       softmax, sum, swizzle2d, xor_sum)
+from .sorting import bitonic_merge, sort, topk
+from .standard import (argmax, argmin, associative_scan, cumprod, cumsum, flip, max, min, ravel, reduce, reduce_or,
+                       sigmoid, softmax, sum, swizzle2d, xor_sum)
+
+from . import extra  # noqa: E402,F401  (after the builtins extra's functions call)
+from . import _core_names  # noqa: E402,F401
 
 # Triton spells the boolean type both ways
 bool_ = int1

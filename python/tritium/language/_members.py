@@ -3,7 +3,9 @@ looked up by `tensor.__getattr__`, so the list lives in one place."""
 from __future__ import annotations
 
 from . import builtins as _b
+from . import lookup as _look
 from . import math as _m
+from . import sorting as _sort
 from . import standard as _s
 
 MEMBERS = {
@@ -11,7 +13,8 @@ MEMBERS = {
     "sum": _s.sum, "max": _s.max, "min": _s.min, "argmax": _s.argmax, "argmin": _s.argmin,
     "xor_sum": _s.xor_sum, "reduce": _s.reduce, "associative_scan": _s.associative_scan,
     "cumsum": _s.cumsum, "cumprod": _s.cumprod, "softmax": _s.softmax, "sigmoid": _s.sigmoid,
-    "flip": _s.flip,
+    "flip": _s.flip, "reduce_or": _s.reduce_or, "sort": _sort.sort, "topk": _sort.topk,
+    "gather": _look.gather, "histogram": _look.histogram,
     # math
     "exp": _m.exp, "exp2": _m.exp2, "log": _m.log, "log2": _m.log2, "sqrt": _m.sqrt,
     "sqrt_rn": _m.sqrt_rn, "rsqrt": _m.rsqrt, "abs": _m.abs, "sin": _m.sin, "cos": _m.cos,

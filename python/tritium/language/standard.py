@@ -114,6 +114,20 @@ def xor_sum(input: Any, axis: Any = None, keep_dims: Any = False) -> tensor:
     return reduce(input, axis, _xor_combine, keep_dims)
 
 
+@builtin
+def _or_combine(a, b):
+    return semantic.or_(a, b)
+
+
+@builtin
+def reduce_or(input: Any, axis: Any, keep_dims: Any = False) -> tensor:
+    """Bitwise OR of integers along `axis` (None: all elements)."""
+    input = semantic.to_tensor(input)
+    if not input.dtype.is_int():
+        raise TypeError(f"reduce_or is only defined for integers, got {input.dtype}")
+    return reduce(input, axis, _or_combine, keep_dims)
+
+
 def _with_indices(input: tensor, axis: Any, combine, keep_dims: bool):
     axis = _unwrap(axis)
     if axis is None:

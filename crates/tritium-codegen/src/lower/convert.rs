@@ -24,7 +24,7 @@ const SMEM_NAME: &str = "tritium_smem";
 #[derive(Default)]
 pub(crate) struct SmemState<'c> {
     /// Bytes `[lo, hi)` of the scratch op between `scratch_begin` and `scratch_sync`.
-    open: (u32, u32),
+    pub(super) open: (u32, u32),
     /// The access trace and candidate barriers membar decides (barriers.rs).
     pub barriers: BarrierTrace<'c>,
 }
@@ -54,7 +54,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         }
         let storage = self.storage_kind(op, self.ty(src))?;
         let shape = to.shape().to_vec();
-        let out = self.gather(op, &[(from, regs)], storage, &[to], |lw, _, c| lw.linear(c, &shape))?;
+        let out = self.gather(op, &[(from, regs)], storage, &[to], |lw, _, _, c| lw.linear(c, &shape))?;
         self.set(op, out.into_iter().next().unwrap_or_default());
         Ok(())
     }
@@ -229,14 +229,14 @@ impl<'a, 'c> Lowering<'a, 'c> {
 
     /// Writes each source (row-major, one after another) to scratch, then
     /// fills each destination layout's registers from flat index
-    /// `index(dst_no, coords)` into that concatenation.
+    /// `index(dst_no, register, coords)` into that concatenation.
     pub(super) fn gather(
         &mut self,
         op: Op,
         srcs: &[(TensorLayout, Regs<'c>)],
         (kind, st, eb): (Option<ScalarKind>, BasicTypeEnum<'c>, u32),
         dsts: &[TensorLayout],
-        index: impl Fn(&Self, usize, &[IntValue<'c>]) -> Result<IntValue<'c>>,
+        index: impl Fn(&Self, usize, u32, &[IntValue<'c>]) -> Result<IntValue<'c>>,
     ) -> Result<Vec<Regs<'c>>> {
         let total: u32 = srcs.iter().map(|(l, _)| l.numel()).sum();
         let base = self.scratch_begin(op, total * eb)?;
@@ -257,7 +257,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             let mut regs = Vec::with_capacity(d.elems_per_thread() as usize);
             for r in 0..d.elems_per_thread() {
                 let c = self.coords_at(d, &thread, r)?;
-                let idx = index(self, k, &c)?;
+                let idx = index(self, k, r, &c)?;
                 regs.push(self.scratch_load(base, 0, idx, eb, kind, st)?);
             }
             out.push(regs);

@@ -12,7 +12,9 @@ mod convert;
 mod debug;
 mod control;
 mod dot;
+mod extern_fn;
 mod fp8;
+mod lookup;
 mod math;
 pub(crate) mod memory;
 mod reduce;
@@ -199,6 +201,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
             Opcode::Return => self.lower_return(op),
             Opcode::Barrier => self.smem_fixed_barrier(),
             Opcode::Dot => self.lower_dot(op),
+            Opcode::Assume => self.lower_assume(op),
+            Opcode::Gather => self.lower_gather(op),
+            Opcode::Histogram => self.lower_histogram(op),
+            Opcode::ExternElementwise => self.lower_extern(op),
             // lowered with the op that owns their region (control.rs, reduce.rs)
             Opcode::Yield | Opcode::Condition => {
                 Err(CodegenError::Internal(format!("`{}` lowered outside its region's op", self.op(op).opcode)))

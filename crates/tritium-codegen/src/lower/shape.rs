@@ -90,8 +90,8 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let res_shape = dsts[0].shape().to_vec();
         let regs = match opcode {
             // same flat order; cat's two row-major sources concatenate to the result's
-            Opcode::Reshape | Opcode::Cat => self.gather(op, &srcs, storage, &dsts, |lw, _, c| lw.linear(c, &res_shape))?,
-            Opcode::Join => self.gather(op, &srcs, storage, &dsts, |lw, _, c| {
+            Opcode::Reshape | Opcode::Cat => self.gather(op, &srcs, storage, &dsts, |lw, _, _, c| lw.linear(c, &res_shape))?,
+            Opcode::Join => self.gather(op, &srcs, storage, &dsts, |lw, _, _, c| {
                 let (inner, k) = c.split_at(c.len() - 1);
                 let b = &lw.llvm.builder;
                 let within = lw.linear(inner, &src_shape)?;
@@ -99,7 +99,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 Ok(b.build_int_add(base, within, "")?)
             })?,
             // split: result k takes the elements whose last coordinate is k
-            _ => self.gather(op, &srcs, storage, &dsts, |lw, k, c| {
+            _ => self.gather(op, &srcs, storage, &dsts, |lw, k, _, c| {
                 let mut full: Vec<IntValue> = c.to_vec();
                 full.push(lw.i32_const(k as u64));
                 lw.linear(&full, &src_shape)

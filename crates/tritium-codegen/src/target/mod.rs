@@ -1,9 +1,11 @@
 //! What differs between GPU targets, behind one trait: the LLVM triple and data
 //! layout, ids, barriers, shuffles, predicated global memory access, kernel
 //! marking and object emission. Shared lowering (`crate::lower`) calls only this.
+mod libdevice;
 pub mod nvptx;
 
 use inkwell::targets::TargetMachine;
+use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 
 use crate::error::Result;
@@ -125,6 +127,27 @@ pub trait Target {
     /// convert that rounds to nearest even and saturates to max finite, as
     /// the fp8 lowering's integer algorithm does (else that algorithm runs).
     fn has_fp8_convert(&self) -> bool;
+
+    /// The target's own lowering of library function `symbol` (an
+    /// `extern_elementwise` call) on `args`, or None when it has none.
+    fn lower_library_call<'c>(
+        &self,
+        llvm: &Llvm<'c>,
+        symbol: &str,
+        args: &[BasicValueEnum<'c>],
+        ret: BasicTypeEnum<'c>,
+    ) -> Result<Option<BasicValueEnum<'c>>>;
+    /// Calls `symbol` from a library `link_libraries` will link, or says why
+    /// it cannot (no such library, or none was given).
+    fn call_library<'c>(
+        &self,
+        llvm: &Llvm<'c>,
+        symbol: &str,
+        args: &[BasicValueEnum<'c>],
+        ret: BasicTypeEnum<'c>,
+    ) -> std::result::Result<Result<BasicValueEnum<'c>>, String>;
+    /// Links the libraries the module's `call_library` calls need, before optimisation.
+    fn link_libraries(&self, llvm: &Llvm<'_>) -> Result<()>;
 
     /// The machine that optimises and emits code for this target.
     fn target_machine(&self) -> Result<TargetMachine>;

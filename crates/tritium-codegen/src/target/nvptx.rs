@@ -58,11 +58,19 @@ impl NvArch {
 
 pub struct Nvptx {
     pub arch: NvArch,
+    /// NVIDIA's libdevice.10.bc, linked when a kernel calls a libdevice
+    /// function the target does not lower itself (target/libdevice.rs).
+    pub libdevice: Option<std::path::PathBuf>,
 }
 
 impl Nvptx {
     pub fn new(arch: NvArch) -> Self {
-        Nvptx { arch }
+        Nvptx { arch, libdevice: None }
+    }
+
+    pub fn with_libdevice(mut self, path: Option<std::path::PathBuf>) -> Self {
+        self.libdevice = path;
+        self
     }
 
     fn sreg<'c>(&self, llvm: &Llvm<'c>, reg: &str, axis: Axis) -> Result<IntValue<'c>> {
@@ -529,6 +537,38 @@ impl Target for Nvptx {
         llvm.call_intrinsic_void("llvm.trap", &[])?;
         llvm.builder.build_unreachable()?;
         Ok(())
+    }
+
+    fn lower_library_call<'c>(
+        &self,
+        llvm: &Llvm<'c>,
+        symbol: &str,
+        args: &[BasicValueEnum<'c>],
+        ret: BasicTypeEnum<'c>,
+    ) -> Result<Option<BasicValueEnum<'c>>> {
+        super::libdevice::lower_call(llvm, symbol, args, ret)
+    }
+
+    fn call_library<'c>(
+        &self,
+        llvm: &Llvm<'c>,
+        symbol: &str,
+        args: &[BasicValueEnum<'c>],
+        ret: BasicTypeEnum<'c>,
+    ) -> std::result::Result<Result<BasicValueEnum<'c>>, String> {
+        if !symbol.starts_with("__nv_") {
+            return Err(format!("{symbol} is not a libdevice function (__nv_*), the only library NVPTX links"));
+        }
+        if self.libdevice.is_none() {
+            return Err("it needs NVIDIA's libdevice.10.bc and none was found (set TRITIUM_LIBDEVICE_PATH, or \
+                        pip install nvidia-cuda-nvcc-cu12)"
+                .into());
+        }
+        Ok(super::libdevice::declare_call(llvm, symbol, args, ret))
+    }
+
+    fn link_libraries(&self, llvm: &Llvm<'_>) -> Result<()> {
+        super::libdevice::link(llvm, self.libdevice.as_deref())
     }
 
     fn approx_f32<'c>(&self, llvm: &Llvm<'c>, func: ApproxFn, x: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>> {

@@ -1,7 +1,9 @@
 //! The verifier: every rule of docs/ir.md a module must satisfy before any
 //! analysis or codegen trusts it. Structure, scoping and terminators are
-//! checked here; per-op typing rules live in `ops.rs` and `shapes.rs`.
+//! checked here; per-op typing rules live in `ops.rs`, `shapes.rs`, `blocks.rs`
+//! and `lookup.rs`.
 mod blocks;
+mod lookup;
 mod ops;
 mod shapes;
 

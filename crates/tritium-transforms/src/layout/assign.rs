@@ -248,7 +248,7 @@ impl Assigner<'_> {
                 let l = res0.and_then(|r| self.canonical_of(r));
                 self.set_results(op, l);
             }
-            elementwise!() | Opcode::InlineAsm => {
+            elementwise!() | Opcode::InlineAsm | Opcode::ExternElementwise => {
                 let l = self.common_layout(&d.operands, rank0);
                 self.want_all(b, op, &d.operands, l.clone());
                 self.set_results(op, l);
@@ -264,9 +264,8 @@ impl Assigner<'_> {
             }
             // block memory ops are expanded before layouts are assigned (run_passes)
             Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Print | Opcode::Assert | Opcode::Reshape | Opcode::Join
-            | Opcode::Split | Opcode::Cat | Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic => {
-                self.all_canonical(b, op)
-            }
+            | Opcode::Split | Opcode::Cat | Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic
+            | Opcode::Assume | Opcode::Gather | Opcode::Histogram => self.all_canonical(b, op),
             Opcode::Reduce | Opcode::Scan => {
                 let first = d.operands[0];
                 let mut l = self.layout(first).filter(|l| !l.is_shared());
