@@ -5,6 +5,7 @@
 //! may call only earlier ones), so the call graph has no cycles.
 mod blocks;
 mod control;
+mod lookup;
 mod ops;
 mod types;
 

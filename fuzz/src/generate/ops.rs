@@ -70,6 +70,7 @@ impl Gen<'_, '_, '_> {
             Opcode::InlineAsm => self.inline_asm(block),
             Opcode::ConvertLayout => self.convert_layout(block),
             Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic => self.block_memory(block, opcode),
+            Opcode::Gather | Opcode::Histogram | Opcode::Assume | Opcode::ExternElementwise => self.lookup(block, opcode),
             // region ops past the nesting cap; terminators end blocks, made by
             // `region` and `function`
             Opcode::Reduce
