@@ -1,4 +1,4 @@
-"""Fault injection for the whole disk-cache path (`driver.compiled_for`: key,
+"""Fault injection for the whole disk-cache path (`compiled.compiled_for`: key,
 lookup, decode, compile, store): each fault is made on purpose in a temporary
 cache directory, and every launch-to-be must still get the kernel a fresh
 compile gives (the same PTX), with a warning where something was dropped and
@@ -22,8 +22,8 @@ import pytest
 
 import tritium as triton
 import tritium.language as tl
-from tritium import compile as aot
-from tritium.runtime import cache, driver
+from tritium.runtime import cache
+from tritium.runtime import compiled as compiled_module
 from tritium.runtime.specialization import specializer
 
 SCALE = tl.constexpr(3.0)
@@ -52,18 +52,18 @@ class Builds:
 
     def __init__(self, monkeypatch):
         self.count = 0
-        real = aot.compile_ir_bytes
+        real = compiled_module.compile_ir_bytes
 
         def counting(*a, **k):
             self.count += 1
             return real(*a, **k)
-        monkeypatch.setattr(aot, "compile_ir_bytes", counting)
+        monkeypatch.setattr(compiled_module, "compile_ir_bytes", counting)
 
 
 def compiled(fn=scale_kernel, args=ARGS):
     spec = specializer(fn, "cuda")
     key, _, _ = spec.bind(*args, BLOCK=64)
-    return driver.compiled_for(fn, spec, key, "cuda:90", 4, 3, None)
+    return compiled_module.compiled_for(fn, spec, key, "cuda:90", 4, 3, None)
 
 
 def entry_of(fn=scale_kernel, args=ARGS) -> Path:
@@ -239,17 +239,16 @@ import json, os, sys, warnings
 import numpy as np
 sys.path.insert(0, {here!r})
 import tritium as triton
-from tritium import compile as aot
-from tritium.runtime import driver
+from tritium.runtime import compiled
 from tritium.runtime.specialization import specializer
 builds = []
-real = aot.compile_ir_bytes
-aot.compile_ir_bytes = lambda *a, **k: builds.append(1) or real(*a, **k)
+real = compiled.compile_ir_bytes
+compiled.compile_ir_bytes = lambda *a, **k: builds.append(1) or real(*a, **k)
 import {module} as m
 fn = m.{kernel}
 spec = specializer(fn, "cuda")
 key, _, _ = spec.bind(np.zeros(64, np.float32), 64, BLOCK=64)
-k = driver.compiled_for(fn, spec, key, "cuda:90", 4, 3, None)
+k = compiled.compiled_for(fn, spec, key, "cuda:90", 4, 3, None)
 print(json.dumps({{"builds": len(builds), "ptx": k.asm["ptx"]}}))
 """
 

@@ -13,6 +13,7 @@ import tritium
 import tritium.language as tl
 from tritium import _core
 from tritium.runtime import driver
+from tritium.runtime import launcher as launcher_module
 from tritium.runtime.specialization import specializer
 
 pytestmark = pytest.mark.skipif(not hasattr(_core, "FastLauncher"), reason="extension built without FastLauncher")
@@ -154,7 +155,7 @@ def test_no_torch_means_device_0_and_the_default_stream():
 @pytest.mark.parametrize("value,want", [("1", True), ("true", True), ("TRUE", True), ("Yes", True), ("on", True),
                                         ("0", False), ("", False), ("false", False), ("2", False), (" 1", False)])
 def test_interpret_switch_matches_python(monkeypatch, value, want):
-    from tritium.runtime.jit import interpret_requested
+    from tritium.settings import interpret_requested
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     monkeypatch.setenv("TRITIUM_INTERPRET", value)
     assert _core.interpret_requested() is want is interpret_requested()
@@ -177,7 +178,7 @@ def test_interpret_env_is_read_on_every_launch(monkeypatch):
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     fn = tritium.jit(store_kernel.fn)
     s = specializer(fn)
-    fn._fast = _core.FastLauncher(s._plan, driver._slow_path(weakref.ref(fn)), driver.torch_queries)
+    fn._fast = _core.FastLauncher(s._plan, launcher_module._slow_path(weakref.ref(fn)), driver.torch_queries)
     assert type(fn[(1,)]).__name__ == "GridLaunch"
     out = np.zeros(8, dtype=np.int32)
     monkeypatch.setenv("TRITIUM_INTERPRET", "1")
@@ -201,7 +202,7 @@ def test_jit_without_the_rust_entry_returns_a_partial():
 
 def test_the_slow_path_holds_the_kernel_weakly():
     fn = tritium.jit(store_kernel.fn)
-    slow = driver._slow_path(weakref.ref(fn))
+    slow = launcher_module._slow_path(weakref.ref(fn))
     del fn
     import gc
     gc.collect()

@@ -8,7 +8,7 @@ import pytest
 
 import tritium as triton
 import tritium.language as tl
-from tritium.runtime.signature import ArgKind, arg_kind, arg_type
+from tritium.language.signature import ArgKind, arg_kind, arg_type
 from tritium.runtime.specialization import specializer
 
 

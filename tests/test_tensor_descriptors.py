@@ -172,7 +172,7 @@ def test_host_descriptor_alignment_and_nan_padding():
 
 
 def test_signature_spelling_and_key():
-    from tritium.runtime.signature import arg_type, parse_signature
+    from tritium.language.signature import arg_type, parse_signature
     from tritium.runtime.specialization import specializer
     d = TensorDescriptor.from_tensor(aligned((32, 64), np.float16), [16, 32])
     assert str(arg_type("d", d)) == "tensordesc<fp16[16, 32]>"

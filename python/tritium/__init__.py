@@ -4,6 +4,7 @@ Config, cdiv, next_power_of_2, set_allocator, language, testing,
 CompilationError. `tritium.install_as_triton()` (or TRITIUM_AS_TRITON=1)
 makes `import triton` itself resolve to tritium, for code that cannot be
 edited."""
+from .version import __version__  # noqa: F401
 from . import language  # noqa: F401
 from . import testing  # noqa: F401
 from .as_triton import TRITON_API_VERSION, install_as_triton, uninstall_as_triton
@@ -17,8 +18,6 @@ from .runtime._allocation import set_allocator
 from .runtime.autotuner import Config, autotune, heuristics
 from .runtime.jit import JITFunction, KernelInterface, jit
 from . import compile  # noqa: A004  the module is callable: tritium.compile(fn, ...) as in Triton
-
-__version__ = "0.1.0"
 
 
 def cdiv(x: int, y: int) -> int:

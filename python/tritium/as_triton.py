@@ -22,6 +22,8 @@ import types
 from pathlib import Path
 from typing import Any
 
+from .settings import is_true
+
 #: The Triton release whose API tritium implements; what `triton.__version__`
 #: and `importlib.metadata.version("triton")` report while installed.
 TRITON_API_VERSION = "3.6.0"
@@ -35,6 +37,12 @@ _RENAMED = {
     "triton.backends.compiler": "tritium.runtime.device_api",
     "triton.backends.driver": "tritium.runtime.device_api",
 }
+
+
+def _package() -> types.ModuleType:
+    # the tritium package: it imports this module, so it is complete in
+    # sys.modules before any function here runs (an import here would be a cycle)
+    return sys.modules[__name__.rpartition(".")[0]]
 
 
 def _tritium_name(triton_name: str) -> str:
@@ -51,7 +59,7 @@ class _TritonFacade(types.ModuleType):
     later (and submodules imported since) are visible."""
 
     def __getattr__(self, name: str) -> Any:
-        import tritium
+        tritium = _package()
         try:
             return getattr(tritium, name)
         except AttributeError:
@@ -59,7 +67,7 @@ class _TritonFacade(types.ModuleType):
                 from None
 
     def __dir__(self) -> list[str]:
-        import tritium
+        tritium = _package()
         return sorted(set(dir(tritium)) | set(self.__dict__))
 
 
@@ -85,13 +93,13 @@ class _TritonDistribution(importlib.metadata.Distribution):
 
     def read_text(self, filename: str) -> str | None:
         if filename == "METADATA":
-            import tritium
+            tritium = _package()
             return (f"Metadata-Version: 2.1\nName: triton\nVersion: {TRITON_API_VERSION}\n"
                     f"Summary: tritium {tritium.__version__} installed as triton\n")
         return None
 
     def locate_file(self, path: Any) -> Path:
-        import tritium
+        tritium = _package()
         return Path(tritium.__file__).parent / str(path)
 
 
@@ -103,7 +111,7 @@ class TritonFinder(importlib.abc.MetaPathFinder):
 
     def _facade(self) -> _TritonFacade:
         if self.facade is None:
-            import tritium
+            tritium = _package()
             facade = _TritonFacade("triton", tritium.__doc__)
             facade.__version__ = TRITON_API_VERSION
             facade.__file__ = tritium.__file__
@@ -178,7 +186,7 @@ def uninstall_as_triton() -> None:
 def install_from_environment() -> bool:
     """install_as_triton() when TRITIUM_AS_TRITON is 1/true/yes/on; called at
     start-up by the package's .pth file. Returns whether it installed."""
-    if os.environ.get(ENV_VAR, "").strip().lower() not in ("1", "true", "yes", "on"):
+    if not is_true(os.environ.get(ENV_VAR, "").strip()):
         return False
     install_as_triton()
     return True

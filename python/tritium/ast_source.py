@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from .compile import CompiledKernel, KernelMetadata, Target, compile_with_target
+from . import compiler
+from .runtime.compiled import CompiledKernel, KernelMetadata, Target, compile_with_target
+from .runtime.jit import JITFunction
 
 # Triton's argument attributes -> tritium's specialization properties
 _ATTRIBUTES = {"tt.divisibility": "divisibility"}
@@ -23,7 +25,6 @@ class ASTSource:
     ({(0,): [["tt.divisibility", 16]]})."""
 
     def __init__(self, fn: Any, signature: dict, constexprs: dict | None = None, attrs: dict | None = None):
-        from .runtime.jit import JITFunction
         if not isinstance(fn, JITFunction):
             fn = getattr(fn, "fn", fn)
             if not isinstance(fn, JITFunction):
@@ -80,9 +81,8 @@ def compile(src: Any, target: Any = None, options: dict | None = None, **kwargs:
     """`triton.compile`: an ASTSource, a target (GPUTarget or "cuda:90"; the
     current device's by default) and options (num_warps, num_stages, debug).
     A @jit function as first argument is `tritium.compile(fn, ...)`."""
-    if not isinstance(src, ASTSource):
-        from .compile import compile as compile_fn
-        return compile_fn(src, target=target, **{**(options or {}), **kwargs})
+    if not isinstance(src, ASTSource):   # a @jit function: tritium.compile's form
+        return compile_with_target(src, target=target, **{**(options or {}), **kwargs})
     options = dict(options or {})
     unknown = set(options) - {"num_warps", "num_stages", "debug", "num_ctas"}
     if unknown:
@@ -94,3 +94,7 @@ def compile(src: Any, target: Any = None, options: dict | None = None, **kwargs:
 
 
 __all__ = ["ASTSource", "CompiledKernel", "KernelMetadata", "Target", "compile"]
+
+# Triton's names at triton.compiler
+compiler.register_entry({"ASTSource": ASTSource, "CompiledKernel": CompiledKernel, "KernelMetadata": KernelMetadata,
+                         "compile": compile})

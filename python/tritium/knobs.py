@@ -10,8 +10,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-_TRUE = ("1", "true", "yes", "on")
-
+from .settings import is_true
 
 class _EnvKnob:
     """One setting: the variables that set it (the first is the one
@@ -29,7 +28,7 @@ class _EnvKnob:
         for name in self.names:
             raw = os.environ.get(name)
             if raw is not None and (self.kind is not bool or raw.strip()):
-                return raw.strip().lower() in _TRUE if self.kind is bool else self.kind(raw)
+                return is_true(raw.strip()) if self.kind is bool else self.kind(raw)
         return self.default() if callable(self.default) else self.default
 
     def __set__(self, obj: Any, value: Any) -> None:

@@ -1,18 +1,22 @@
 """The compiler frontend: Python AST of a @jit function → tile IR bytes.
-Triton's names at this path (`compile`, `ASTSource`, `CompiledKernel`) belong
-to the ahead-of-time entry above the frontend (tritium/ast_source.py); they
-are looked up on first use, so importing the frontend never imports it."""
+Triton's names at this path (`compile`, `ASTSource`, `CompiledKernel`,
+`KernelMetadata`) belong to the ahead-of-time entry above the frontend
+(tritium/ast_source.py), which registers them here when it is imported
+(importing tritium does), so the frontend never imports it."""
 from typing import Any
 
 from .errors import CompilationError, CompileTimeAssertionFailure, UnsupportedLanguageConstruct
 
-_ENTRY_NAMES = ("ASTSource", "CompiledKernel", "KernelMetadata", "compile")
+_entry: dict[str, Any] = {}
+
+
+def register_entry(names: dict[str, Any]) -> None:
+    _entry.update(names)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _ENTRY_NAMES:
-        from .. import ast_source
-        return getattr(ast_source, name)
+    if name in _entry:
+        return _entry[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -5,9 +5,10 @@ inlined calls share objects exactly as Python does. Only where control flow
 joins values do fields need SSA treatment: objects that exist before a dynamic
 `if`/loop ("tracked") have their fields exported as pseudo-variables that the
 ordinary if-merge / loop-carry machinery handles, then written back; objects
-reached only through names the construct rebinds are flattened by value,
-and relinked afterwards so paths that shared one object still share it.
-Noinline calls pass fields as arguments and return the changed ones."""
+reached only through names the construct rebinds are flattened by value
+(flattening.py), and relinked afterwards so paths that shared one object
+still share it (the alias maps below). Noinline calls with aggregate
+arguments are in noinline_calls.py."""
 from __future__ import annotations
 
 import ast
@@ -17,97 +18,8 @@ from typing import Any
 from ..language import core
 from ..language.aggregate import constexpr_change_message, field_values, fields_of, is_aggregate, new_instance, serial_of, set_raw
 from ..language.aggregate import _serial as _object_serial
-from .values import flatten, is_number, is_static, is_tensor, same_static, to_tensor, unwrap
-
-
-# -- flattening (used by values.flatten) ----------------------------------
-
-class _Ref:
-    """Spec of a tracked object: no leaves, rebuilt as the object itself."""
-
-    def __init__(self, obj: Any):
-        self.obj = obj
-
-    def __call__(self) -> Any:
-        return self.obj
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, _Ref) and other.obj is self.obj
-
-    def __hash__(self) -> int:
-        return id(self.obj)
-
-    def __repr__(self) -> str:
-        return f"{type(self.obj).__name__} object #{serial_of(self.obj)}"
-
-
-class _Rebuild:
-    """Spec of an object flattened by value: its dynamic fields are leaves,
-    its constexpr fields are part of the structure (so they must agree)."""
-
-    def __init__(self, cls: type, dynamic: tuple, statics: tuple):
-        self.cls, self.dynamic, self.statics = cls, dynamic, statics
-
-    def __call__(self, *values: Any) -> Any:
-        got = dict(self.statics)
-        got.update(zip(self.dynamic, values))
-        return new_instance(self.cls, {k: got[k] for k in self.cls.__tritium_fields__ if k in got})
-
-    def __eq__(self, other: Any) -> bool:
-        return (isinstance(other, _Rebuild) and other.cls is self.cls and other.dynamic == self.dynamic
-                and len(other.statics) == len(self.statics)
-                and all(a[0] == b[0] and same_static(a[1], b[1]) for a, b in zip(self.statics, other.statics)))
-
-    def __hash__(self) -> int:
-        return hash((self.cls, self.dynamic))
-
-    def __repr__(self) -> str:
-        return f"{self.cls.__name__}(...)"
-
-
-def flatten_aggregate(v: Any) -> tuple[list[Any], Any]:
-    if id(v) in _current_tracked():
-        return [], (_Ref(v), [])
-    leaves, specs, dynamic, statics = [], [], [], []
-    for k, x in field_values(v).items():
-        if isinstance(x, core.constexpr) or x is None:
-            statics.append((k, x))
-            continue
-        ls, s = flatten(x)
-        leaves += ls
-        specs.append((len(ls), s))
-        dynamic.append(k)
-    return leaves, (_Rebuild(type(v), tuple(dynamic), tuple(statics)), specs)
-
-
-def _current_tracked() -> dict:
-    from .frontend import active_generator
-    gen = active_generator()
-    stack = getattr(gen, "_agg_stack", None)
-    return stack[-1].tracked if stack else {}
-
-
-def contains_aggregate(v: Any) -> bool:
-    if is_aggregate(v):
-        return True
-    if isinstance(v, (tuple, list)):
-        return any(contains_aggregate(x) for x in v)
-    return False
-
-
-def reachable(values: Any, out: dict | None = None) -> dict[int, Any]:
-    """Aggregate objects reachable from `values` (through tuples and fields)."""
-    out = {} if out is None else out
-    stack = list(values)
-    while stack:
-        v = stack.pop()
-        if is_aggregate(v):
-            if id(v) not in out:
-                out[id(v)] = v
-                stack.extend(field_values(v).values())
-        elif isinstance(v, (tuple, list)):
-            stack.extend(v)
-    return out
+from .flattening import contains_aggregate, flatten, has_tracked_ref, reachable
+from .values import is_number, is_static, is_tensor, same_static, to_tensor, unwrap
 
 
 def _key(obj: Any, f: str) -> str:
@@ -323,7 +235,7 @@ class AggregateMixin:
             if name in e_vars and t_vars[name] is not e_vars[name] \
                     and (contains_aggregate(t_vars[name]) or contains_aggregate(e_vars[name])):
                 ts, es = flatten(t_vars[name])[1], flatten(e_vars[name])[1]
-                if ts != es and (_has_ref(ts) or _has_ref(es)):
+                if ts != es and (has_tracked_ref(ts) or has_tracked_ref(es)):
                     what = f"field '{name.split('.', 1)[1]}' of {name.split('.', 1)[0]}" if name in entry.keys \
                         else f"'{name}'"
                     raise self.error(node, f"{what} refers to different aggregate objects in the two branches; "
@@ -414,154 +326,3 @@ class AggregateMixin:
             self._alias_error(node, entry, {}, bad, entry.alias,
                               ("before the loop", "at the end of a loop iteration"), entry.names)
         return super()._carried_out(node, names, inits)
-
-
-def _has_ref(spec: Any) -> bool:
-    if spec is None:
-        return False
-    kind, specs = spec
-    return isinstance(kind, _Ref) or any(_has_ref(s) for _, s in specs)
-
-
-# -- noinline calls ------------------------------------------------------------
-
-class _Split:
-    """Encodes values as a template (hashable structure, statics inline) plus
-    the dynamic leaves; aggregate objects are numbered once, so aliasing
-    (`f(a, a)`) is part of the template."""
-
-    def __init__(self, seed: list[Any] = (), arg_handles: dict | None = None):
-        self.objs: list[Any] = list(seed)
-        self.index = {id(o): i for i, o in enumerate(self.objs)}
-        self.layouts: list[Any] = [None] * len(self.objs)
-        self.leaves: list[Any] = []
-        self.arg_handles = arg_handles or {}   # id(IR arg) -> argument position (callee side)
-
-    def enc(self, v: Any) -> tuple:
-        if is_aggregate(v):
-            i = self.index.get(id(v))
-            if i is None:
-                i = len(self.objs)
-                self.index[id(v)] = i
-                self.objs.append(v)
-                self.layouts.append(None)
-                self.layout(i)
-            return ("obj", i)
-        if isinstance(v, (tuple, list)):
-            return ("seq", type(v), tuple(self.enc(x) for x in v))
-        if is_tensor(v) or (is_number(v) and not isinstance(v, core.constexpr)):
-            t = to_tensor(v)
-            j = self.arg_handles.get(id(t.handle))
-            if j is not None:
-                return ("arg", j)
-            self.leaves.append(t)
-            return ("dyn", len(self.leaves) - 1, t.type)
-        return ("static", v)
-
-    def layout(self, i: int) -> None:
-        o = self.objs[i]
-        self.layouts[i] = (type(o), tuple((f, self.enc(x)) for f, x in field_values(o).items()))
-
-
-def _hashable(t: Any) -> Any:
-    if isinstance(t, tuple):
-        return tuple(_hashable(x) for x in t)
-    try:
-        hash(t)
-        return (type(t).__name__, t)
-    except TypeError:
-        return (type(t).__name__, repr(t))
-
-
-def _decode(t: tuple, objs: Any, leaves: list, args: list, fresh: dict, layouts: list) -> Any:
-    kind = t[0]
-    if kind == "obj":
-        i = t[1]
-        if i < len(objs):
-            return objs[i]
-        if i not in fresh:
-            cls, fields = layouts[i]
-            fresh[i] = new_instance(cls, {})
-            for f, ft in fields:
-                set_raw(fresh[i], f, _decode(ft, objs, leaves, args, fresh, layouts))
-        return fresh[i]
-    if kind == "seq":
-        items = [_decode(x, objs, leaves, args, fresh, layouts) for x in t[2]]
-        return t[1](*items) if hasattr(t[1], "_fields") else t[1](items)
-    if kind == "dyn":
-        return leaves[t[1]]
-    if kind == "arg":
-        return args[t[1]]
-    return t[1]
-
-
-def call_noinline(gen: Any, node: ast.AST, callee: Any, bound: dict[str, Any]) -> Any:
-    """A noinline call with aggregate arguments: every dynamic field is an
-    argument, the fields the callee changed come back as extra results and
-    are written back into the caller's objects (one object per identity)."""
-    split = _Split()
-    params = []
-    for name, value in bound.items():
-        if name in callee.constexpr_names:
-            if not is_static(value) or contains_aggregate(value):
-                raise gen.error(node, f"argument '{name}' of '{callee.__name__}' must be a constexpr")
-            params.append((name, ("static", core.constexpr(unwrap(value)))))
-        else:
-            params.append((name, split.enc(value)))
-    n_objs = len(split.objs)
-    key = (callee, "aggregate", _hashable(tuple(params)), _hashable(tuple(split.layouts)))
-    if key not in gen.ctx.noinline:
-        loc = gen.builder.get_loc()
-        gen.ctx.noinline[key] = _build(gen, node, callee, params, split)
-        gen.builder.set_loc(*loc)  # the call op belongs to the caller's line
-    fname, ret_t, layouts, result_types = gen.ctx.noinline[key]
-    results = gen.builder.create("call", [t.handle for t in split.leaves], result_types, {"callee": fname})
-    outs = [core.tensor(h, ty) for h, ty in zip(results, result_types)]
-    fresh: dict = {}
-    new_fields = []
-    for i in range(n_objs):
-        _, fields = layouts[i]
-        new_fields.append([(f, _decode(ft, split.objs, outs, split.leaves, fresh, layouts)) for f, ft in fields])
-    for obj, fields in zip(split.objs, new_fields):
-        for f, v in fields:
-            if obj.__dict__.get(f, _MISSING) is not v:
-                set_field(gen, node, obj, f, v, checked=False)
-    return _decode(ret_t, split.objs, outs, split.leaves, fresh, layouts)
-
-
-_MISSING = object()
-
-
-def _build(gen: Any, node: ast.AST, callee: Any, params: list, split: _Split) -> tuple:
-    from .frontend import CodeGenerator
-    base = callee.__name__
-    name, n = base, 0
-    while gen.builder.find_function(name) is not None:
-        n += 1
-        name = f"{base}_{n}"
-    ir_fn = gen.builder.begin_function(name, [t.type for t in split.leaves], noinline=True)
-    gen.ctx.call_stack.append(callee)
-    try:
-        args = [core.tensor(a, t.type) for a, t in zip(ir_fn.args, split.leaves)]
-        copies = [new_instance(cls, {}) for cls, _ in split.layouts]
-        for c, (_, fields) in zip(copies, split.layouts):
-            for f, ft in fields:
-                set_raw(c, f, _decode(ft, copies, args, args, {}, split.layouts))
-        local_vars = {}
-        for pname, t in params:
-            v = _decode(t, copies, args, args, {}, split.layouts)
-            local_vars[pname] = core.constexpr(unwrap(v)) if t[0] == "static" and v is not None else v
-        callee_gen = CodeGenerator(callee, gen.ctx, local_vars)
-        ret = callee_gen.run()
-        callee_gen.set_end_loc()
-        out = _Split(copies, {id(a): j for j, a in enumerate(ir_fn.args)})
-        ret_t = out.enc(ret)
-        for i in range(len(copies)):
-            out.layout(i)
-        gen.builder.end_function([t.handle for t in out.leaves])
-        return name, ret_t, out.layouts, [t.type for t in out.leaves]
-    except BaseException:
-        gen.builder.abandon_function()
-        raise
-    finally:
-        gen.ctx.call_stack.pop()

@@ -10,7 +10,8 @@ from typing import Any, Iterator
 
 from ..language import core, semantic
 from ..language.dtypes import int1
-from .values import flatten, is_number, is_static, is_tensor, same_static, to_tensor, unflatten, unwrap
+from .flattening import flatten, unflatten
+from .values import is_number, is_static, is_tensor, same_static, to_tensor, unwrap
 
 RET = "$ret"
 _RANGE_OPTIONS = ("num_stages", "loop_unroll_factor", "flatten", "warp_specialize",

@@ -8,6 +8,7 @@ import operator
 from typing import Any
 
 from ..language import core
+from ..language.kernel_function import KernelFunction
 from .values import is_static, is_tensor, unwrap
 
 _BINOPS = {
@@ -147,7 +148,6 @@ class ExpressionMixin:
         return "".join(out)
 
     def visit_Call(self, node: ast.Call) -> Any:
-        from ..runtime.jit import JITFunction
         fn = self.visit(node.func)
         args = self._visit_elts(node.args)
         kwargs: dict[str, Any] = {}
@@ -157,7 +157,7 @@ class ExpressionMixin:
             else:
                 kwargs[kw.arg] = self.visit(kw.value)
         fn = unwrap(fn)
-        if isinstance(fn, JITFunction):
+        if isinstance(fn, KernelFunction):
             return self.call_jit(node, fn, args, kwargs)
         if fn is range:
             args = [unwrap(a) for a in args]

@@ -8,14 +8,14 @@ points at the user's line."""
 from __future__ import annotations
 
 import ast
-import threading
 from typing import Any
 
 from ..language import core
 from ..language.blocks import descriptor_args, descriptor_value, tensor_descriptor_type
 from ..language.builder import using_builder
 from ..language.dtypes import dtype
-from . import aggregates
+from . import aggregates, noinline_calls
+from .context import ModuleContext, pop_generator, push_generator
 from .control_flow import ControlFlowMixin
 from .errors import CompilationError, CompileTimeAssertionFailure, UnsupportedLanguageConstruct
 from .expressions import ExpressionMixin
@@ -24,42 +24,12 @@ from .returns import rewrite_returns
 from ..language.python_subset import check_function, closure_vars, construct_name
 from ..language.source import FunctionSource
 from .scope import lookup_closure, lookup_global
-from .values import flatten, is_number, is_static, is_tensor, to_tensor, unflatten, unwrap
+from .flattening import contains_aggregate, flatten, unflatten
+from .values import is_number, is_static, is_tensor, to_tensor, unwrap
 
 RET = "$ret"  # the local that carries a function's return value through if-merges
 _WRAPPED = (TypeError, ValueError, AssertionError, NameError, IndexError, AttributeError,
             KeyError, ZeroDivisionError, OverflowError, NotImplementedError, RecursionError)
-
-
-_active = threading.local()
-
-
-def active_generator() -> "CodeGenerator | None":
-    """The generator visiting code right now (so a @jit call made from inside
-    a builtin, e.g. a reduce combine function, is inlined by it)."""
-    stack = getattr(_active, "stack", None)
-    return stack[-1] if stack else None
-
-
-def _frontend_call_hook(fn: Any, args: list) -> Any:
-    gen = active_generator()
-    from ..runtime.jit import JITFunction
-    if gen is not None and isinstance(fn, JITFunction):
-        return gen.call_jit(gen.current_node, fn, list(args), {})
-    return _previous_hook(fn, args)
-
-
-_previous_hook = core._call_jit_function
-core._call_jit_function = _frontend_call_hook
-
-
-class ModuleContext:
-    """State shared by every function compiled into one IR module."""
-
-    def __init__(self, builder: IRBuilder):
-        self.builder = builder
-        self.noinline: dict[Any, tuple[str, Any, list[dtype]]] = {}
-        self.call_stack: list[Any] = []   # JITFunctions being inlined (recursion check)
 
 
 class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin, ast.NodeVisitor):
@@ -78,12 +48,11 @@ class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin
         """Visits the body; returns the function's return value (or None)."""
         # the interpreter runs the same check, so the two refuse the same kernels
         check_function(self.jit_fn.fn, self.src, interpreter=False)
-        stack = _active.__dict__.setdefault("stack", [])
-        stack.append(self)
+        push_generator(self)
         try:
             self._run_body()
         finally:
-            stack.pop()
+            pop_generator()
         return self.locals.get(RET)
 
     def _run_body(self) -> None:
@@ -232,8 +201,8 @@ class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin
             self.ctx.call_stack.pop()
 
     def call_noinline(self, node: ast.AST, callee: Any, bound: dict[str, Any]) -> Any:
-        if any(aggregates.contains_aggregate(v) for v in bound.values()):
-            return aggregates.call_noinline(self, node, callee, bound)
+        if any(contains_aggregate(v) for v in bound.values()):
+            return noinline_calls.call_noinline(self, node, callee, bound)
         static, dynamic = [], []
         for name, value in bound.items():
             if name in callee.constexpr_names or (is_static(value) and not is_number(value)):

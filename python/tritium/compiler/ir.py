@@ -82,8 +82,17 @@ class IRBuilder:
         # insertion stack: (function, [blocks...]) so a noinline callee can be
         # built while the caller is half done
         self._stack: list[tuple[Function, list[Block]]] = []
+        # how a @jit function called where the frontend does not see the call
+        # (inside a builtin) is inlined: registered by compiler/context.py
+        self.jit_caller: Callable[[Any, list, dict], Any] | None = None
 
     # -- protocol ---------------------------------------------------------
+    def call_jit_function(self, fn: Any, args: Sequence[Any], kwargs: dict | None = None) -> Any:
+        if self.jit_caller is None:
+            raise RuntimeError(f"cannot inline a call to '{getattr(fn, '__name__', fn)}': "
+                               "this IRBuilder is not driven by the frontend")
+        return self.jit_caller(fn, list(args), dict(kwargs or {}))
+
     def set_loc(self, file: str, line: int, col: int) -> None:
         self._loc = (str(file), int(line), int(col))
 

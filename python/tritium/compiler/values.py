@@ -1,6 +1,6 @@
 """What the frontend knows about kernel-time values: static (constexpr or plain
-Python) versus dynamic (language tensors), tuple flattening for control-flow
-merges, and conversion of static numbers into tensors."""
+Python) versus dynamic (language tensors), and conversion of static numbers
+into tensors (flattening for control-flow merges is in flattening.py)."""
 from __future__ import annotations
 
 from typing import Any
@@ -30,35 +30,6 @@ def is_number(v: Any) -> bool:
 
 def to_tensor(v: Any) -> "core.tensor":
     return semantic.to_tensor(v)
-
-
-def flatten(v: Any) -> tuple[list[Any], Any]:
-    """Leaves of nested tuples/lists and a spec to rebuild the structure."""
-    if isinstance(v, (tuple, list)) and not isinstance(v, core.constexpr):
-        leaves: list[Any] = []
-        specs = []
-        for x in v:
-            ls, s = flatten(x)
-            leaves += ls
-            specs.append((len(ls), s))
-        return leaves, (type(v), specs)
-    if getattr(type(v), "__tritium_aggregate__", False):
-        from .aggregates import flatten_aggregate  # fields by value, or identity for tracked objects
-        return flatten_aggregate(v)
-    return [v], None
-
-
-def unflatten(leaves: list[Any], spec: Any) -> Any:
-    if spec is None:
-        return leaves[0]
-    kind, specs = spec
-    out, i = [], 0
-    for n, s in specs:
-        out.append(unflatten(leaves[i:i + n], s))
-        i += n
-    if kind is tuple or kind is list:
-        return kind(out)
-    return kind(*out)  # namedtuple
 
 
 def type_name(v: Any) -> str:

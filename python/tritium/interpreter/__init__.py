@@ -9,7 +9,10 @@ from .events import (Client, DotEvent, Event, EventBus, Launch, Location, Memory
 from .memory import MemoryMap, OutOfBoundsError
 from .profiler import Profiler
 from .races import RaceReport
-from .runner import call_jit_in_interpreter, normalize_grid, run_grid
+from . import regions  # noqa: F401 (registers with language.aggregate: where interpreted aggregates are made)
+from .kernel_code import call_jit_in_interpreter
+from ..grid import normalize_grid
+from .runner import run_grid
 from .sanitizer import OutOfBoundsReport, Sanitizer
 from .visualizer import Visualizer
 

@@ -4,16 +4,13 @@ address and whether it is in bounds, from the op's base, shapes, strides and
 offsets exactly as `expand_block_memory` computes them for compiled code,
 for every program of the batch at once; then the builder's ordinary masked
 access (memory_ops.py), so events, the sanitizer and out-of-bounds checks
-see a block access like any other. Also how a host TensorDescriptor
-argument enters an interpreted kernel."""
+see a block access like any other."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 import numpy as np
 
-from ..language import core
-from ..language.blocks import descriptor_args, descriptor_value, tensor_descriptor_type
 from ..language.dtypes import block_type
 from . import floats
 from .errors import InterpreterError
@@ -97,17 +94,3 @@ class BlockOps:
         self._op_atomic_rmw(op, [addr, value, active], types, [block_type(types[0].element_ty, value.shape[1:])],
                             attrs)
         return []
-
-
-def host_descriptor(ty: tensor_descriptor_type, desc: Any, pointer: Any) -> Any:
-    """A host TensorDescriptor argument as the kernel sees it: the values of
-    the arguments compiled code receives (`descriptor_args`), made into the
-    kernel-side descriptor the same way. `pointer(base)` maps the base."""
-    from .builder import wrap
-    types = [t for t, _ in descriptor_args(ty)]
-    raw = [*desc.shape, *desc.strides[:-1], desc.padding == "nan"]
-    for i, v in enumerate(desc.shape):
-        if not 0 < v < 2 ** 31:
-            raise InterpreterError(f"TensorDescriptor shape[{i}] = {v} does not fit the kernel's int32")
-    values = [pointer(desc.base)] + [core.tensor(wrap(np.array([v]), t), t) for v, t in zip(raw, types[1:])]
-    return descriptor_value(ty, values)

@@ -30,59 +30,10 @@ from .elementwise import ELEMENTWISE, ElementwiseOps
 from .errors import DeviceAssertionError, InterpreterError
 from .events import DotEvent, EventBus, Location, ReduceEvent
 from .extern_ops import ExternOps
+from .handles import KArray, ktype_of, wrap  # noqa: F401 (the builder's handles, imported from here too)
+from .kernel_code import LaunchChecks, call_jit_in_interpreter
 from .memory import MemoryMap
 from .memory_ops import MemoryOps
-
-
-class KArray(np.ndarray):
-    """A NumPy array that remembers the kernel scalar type it holds and, for
-    clients, where its values came from (`origin`: the addresses a load read,
-    or the Location of the dot that computed it)."""
-    ktype: dtype | None = None
-    origin: Any = None
-
-    def __array_finalize__(self, obj: Any) -> None:
-        self.ktype = getattr(obj, "ktype", None)
-
-    def __repr__(self) -> str:
-        # one program's value reads as the value itself (print and pdb in kernels)
-        arr = np.asarray(self)
-        one = arr[0] if arr.ndim and arr.shape[0] == 1 else arr
-        return str(one.item()) if one.ndim == 0 else np.array2string(one)
-
-    __str__ = __repr__
-
-
-_NP_TO_KTYPE = {
-    np.dtype(np.bool_): int1, np.dtype(np.int8): int8, np.dtype(np.int16): int16, np.dtype(np.int32): int32,
-    np.dtype(np.int64): int64, np.dtype(np.uint8): uint8, np.dtype(np.uint16): uint16,
-    np.dtype(np.uint32): uint32, np.dtype(np.uint64): uint64, np.dtype(np.float16): float16,
-    np.dtype(np.float32): float32, np.dtype(np.float64): float64,
-}
-
-
-def wrap(value: Any, ty: dtype) -> KArray:
-    """`value` as a handle of kernel type `ty` (scalar or block), in its storage dtype."""
-    sca = ty.scalar
-    arr = np.asarray(value)
-    if floats.needs_rounding(sca):
-        arr = floats.round_to(arr, sca.name).astype(np.float32)
-    else:
-        arr = arr.astype(floats.storage_dtype(sca), copy=False)
-    out = arr.view(KArray)
-    out.ktype = sca
-    return out
-
-
-def ktype_of(h: Any) -> dtype:
-    """A handle's kernel scalar type (inferred from the NumPy dtype if untagged)."""
-    t = getattr(h, "ktype", None)
-    if t is not None:
-        return t
-    try:
-        return _NP_TO_KTYPE[np.asarray(h).dtype]
-    except KeyError:
-        raise InterpreterError(f"value of NumPy dtype {np.asarray(h).dtype} is not a kernel value") from None
 
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -142,7 +93,6 @@ class NumpyBuilder(ElementwiseOps, MemoryOps, BlockOps, ExternOps):
         self.widest = 1                            # most elements one program's op touched
         self._loc: Location | None = None
         self._origin_of: Sequence[Any] = _NO_ORIGIN
-        from .kernel_code import LaunchChecks
         self.checks = LaunchChecks()
 
     # -- batches ---------------------------------------------------------------
@@ -229,12 +179,12 @@ class NumpyBuilder(ElementwiseOps, MemoryOps, BlockOps, ExternOps):
             f = f.f_back
         return self._loc
 
-    def call_jit_function(self, fn: Any, args: Sequence[Any]) -> Any:
-        """A @jit function called from inside a builtin (a reduce's combine)."""
+    def call_jit_function(self, fn: Any, args: Sequence[Any], kwargs: dict | None = None) -> Any:
+        """A @jit function called from a kernel or from inside a builtin (a
+        reduce's combine), with its constexpr parameters as plain values."""
         if not hasattr(fn, "bind_call"):
-            return fn(*args)   # a plain Python function runs as itself, as when compiling
-        from .runner import call_jit_in_interpreter
-        return call_jit_in_interpreter(fn, *args)
+            return fn(*args, **(kwargs or {}))   # a plain Python function runs as itself, as when compiling
+        return call_jit_in_interpreter(fn, *args, **(kwargs or {}))
 
     def create(self, op: str, operands: Sequence[Any], result_types: Sequence[dtype],
                attrs: dict[str, Any] | None = None) -> list[KArray]:

@@ -8,13 +8,13 @@ import numpy as np
 
 from . import floats, libdevice_numpy
 from .errors import InterpreterError
+from .handles import wrap
 
 
 class ExternOps:
     """Mixed into NumpyBuilder (which supplies `_error`)."""
 
     def _op_extern_elementwise(self, op, vals, types, rtys, attrs):
-        from .builder import wrap
         symbol = attrs.get("symbol", "")
         name = attrs.get("name") or symbol
         args = [np.asarray(v) for v in vals]
@@ -27,7 +27,6 @@ class ExternOps:
         return [wrap(out, rtys[0])]
 
     def _op_gather(self, op, vals, types, rtys, attrs):
-        from .builder import wrap
         src, index = np.asarray(vals[0]), np.asarray(vals[1]).astype(np.int64)
         axis = int(attrs["axis"]) + 1
         length = src.shape[axis]
@@ -42,7 +41,6 @@ class ExternOps:
         return [wrap(np.take_along_axis(src, index, axis), rtys[0])]
 
     def _op_histogram(self, op, vals, types, rtys, attrs):
-        from .builder import wrap
         bins = int(attrs["num_bins"])
         data = np.asarray(vals[0]).astype(np.int64)
         keep = (data >= 0) & (data < bins)

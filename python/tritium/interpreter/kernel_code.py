@@ -191,3 +191,31 @@ def _rewrite(fn: types.FunctionType, src: FunctionSource) -> types.FunctionType:
     run.__qualname__ = fn.__qualname__
     run.__module__ = fn.__module__
     return run
+
+
+def call_jit_in_interpreter(jitfn: Any, *args: Any, **kwargs: Any) -> Any:
+    """A @jit function called from an interpreted kernel: runs its Python body
+    (checked as the compiler checks it), with constexpr parameters as plain
+    Python values (like the kernel's own)."""
+    builder = current_builder()
+    if not getattr(builder, "is_interpreter", False):
+        raise RuntimeError("call_jit_in_interpreter: no interpreter is running")
+    fn = getattr(jitfn, "fn", jitfn)
+    if hasattr(jitfn, "bind_call"):   # errors name the function, as the compiler's do
+        bound = jitfn.bind_call(args, kwargs)
+        for name in jitfn.constexpr_names:
+            bound[name] = core._unwrap(bound[name])
+        call_args, call_kwargs = (), bound
+    else:
+        call_args, call_kwargs = args, kwargs
+    checks = builder.checks
+    loc = builder.location()
+    checks.refuse_recursion(fn, loc.file if loc else None, loc.line if loc else None)
+    run = checks.prepare(fn)
+    if kernel_code(fn).debugs:
+        builder.require_order("a debugger")
+    checks.calls.append(fn)
+    try:
+        return run(*call_args, **call_kwargs)
+    finally:
+        checks.calls.pop()

@@ -23,9 +23,10 @@ from typing import Any
 from ..language.errors import CompilationError
 from ..language import core
 from ..language import iterators
-from ..language.aggregate import constexpr_change_message
+from ..language.aggregate import constexpr_change_message, use_interpreter_regions
 from .builder import is_user_file
 from .kernel_code import kernel_range
+from .runner import run_grid
 
 # `range` in a kernel's interpreted code is kernel_range (kernel_code.py)
 _LOOP_FUNCTIONS = (builtins.range, iterators.range, kernel_range)
@@ -38,7 +39,6 @@ def _user_frames(frame: types.FrameType | None) -> list[types.FrameType]:
     """Frames of kernel code (outside the tritium package) up to the kernel
     that `run_grid` called, innermost first; the launching code above it is
     not part of the kernel."""
-    from .runner import run_grid
     out = []
     while frame is not None:
         if frame.f_code is run_grid.__code__:
@@ -186,3 +186,6 @@ def _error(frames: list[types.FrameType], obj: Any, name: str, old: Any, new: An
     for callee, caller in zip(frames, frames[1:]):
         err.add_call_site(f"  in '{callee.f_code.co_name}' called from {caller.f_code.co_filename}:{caller.f_lineno}")
     return err
+
+
+use_interpreter_regions(sys.modules[__name__])

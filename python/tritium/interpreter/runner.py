@@ -13,42 +13,24 @@ InterpreterError at the kernel's line (errors.py).
 from __future__ import annotations
 
 import inspect
-import os
 import random
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .. import settings
+from ..grid import normalize_grid
 from ..language import core
-from ..language.blocks import tensor_descriptor_type
-from ..language.builder import current_builder, using_builder
+from ..language.blocks import descriptor_args, descriptor_value, tensor_descriptor_type
+from ..language.builder import using_builder
 from ..language.dtypes import pointer_type
-from ..runtime.signature import arg_type
+from ..language.signature import arg_type
 from .batches import Schedule
 from .builder import NumpyBuilder, is_user_file, wrap
-from .errors import DataRaceError, located
+from .errors import DataRaceError, InterpreterError, located
 from .events import Client, EventBus, Launch, TensorArg, active_clients
-from .kernel_code import kernel_code
 from .memory import MemoryMap
 from .sanitizer import Sanitizer
-
-_TRUE = ("1", "true", "yes", "on")
-
-
-def normalize_grid(grid: Any, meta: dict[str, Any]) -> tuple[int, int, int]:
-    """An int, a 1-3 tuple, or a callable taking the meta dict → (x, y, z)."""
-    if callable(grid):
-        grid = grid(meta)
-    grid = core._unwrap(grid)
-    if isinstance(grid, (int, np.integer)):
-        grid = (grid,)
-    grid = tuple(int(core._unwrap(g)) for g in grid)
-    if not 1 <= len(grid) <= 3:
-        raise ValueError(f"grid must have 1 to 3 dimensions, got {len(grid)}")
-    if any(g < 0 for g in grid):
-        raise ValueError(f"grid dimensions must be non-negative, got {grid}")
-    return grid + (1,) * (3 - len(grid))
-
 
 class _HostArg:
     """A tensor argument as a host NumPy array, plus how to write it back."""
@@ -98,7 +80,6 @@ def _convert(name: str, value: Any, ty: Any, memory: MemoryMap, hosts: list[_Hos
         # such as `FLAG is True` or `bias_ptr is None` behave as in Python
         return ty.value
     if isinstance(ty, tensor_descriptor_type):
-        from .blocks import host_descriptor
         return host_descriptor(ty, value,
                                lambda base: _convert(name, base, pointer_type(ty.element_ty), memory, hosts, tensors))
     if ty.is_ptr():
@@ -188,16 +169,16 @@ def run_grid(kernel: Any, grid: Any, bound: dict[str, Any] | Sequence[Any] | Non
         bound = {**bound, **kwargs}
     grid = normalize_grid(grid, {**options, **bound})
     if shuffle is None:
-        shuffle = os.environ.get("TRITIUM_INTERPRET_SHUFFLE", "0").lower() in _TRUE
+        shuffle = settings.interpret_shuffle()
     if batch is None:
-        batch = os.environ.get("TRITIUM_INTERPRET_BATCH", "1").lower() in _TRUE
+        batch = settings.interpret_batch()
     types = _types_for(kernel, bound)
     memory = MemoryMap()
     hosts: list[_HostArg] = []
     tensors: list[TensorArg] = []
     clients = [*active_clients(), *clients]
     race_check = None
-    if os.environ.get("TRITIUM_SANITIZE_RACES", "0").lower() in _TRUE:
+    if settings.sanitize_races():
         race_check = Sanitizer(races=True)
         clients.append(race_check)
     bus = EventBus(clients)
@@ -243,29 +224,14 @@ def run_grid(kernel: Any, grid: Any, bound: dict[str, Any] | Sequence[Any] | Non
                             "(TRITIUM_SANITIZE_RACES=1):\n" + "\n".join(str(r) for r in reps[:5]) + more)
 
 
-def call_jit_in_interpreter(jitfn: Any, *args: Any, **kwargs: Any) -> Any:
-    """A @jit function called from an interpreted kernel: runs its Python body
-    (checked as the compiler checks it), with constexpr parameters as plain
-    Python values (like the kernel's own)."""
-    builder = current_builder()
-    if not getattr(builder, "is_interpreter", False):
-        raise RuntimeError("call_jit_in_interpreter: no interpreter is running")
-    fn = getattr(jitfn, "fn", jitfn)
-    if hasattr(jitfn, "bind_call"):   # errors name the function, as the compiler's do
-        bound = jitfn.bind_call(args, kwargs)
-        for name in jitfn.constexpr_names:
-            bound[name] = core._unwrap(bound[name])
-        call_args, call_kwargs = (), bound
-    else:
-        call_args, call_kwargs = args, kwargs
-    checks = builder.checks
-    loc = builder.location()
-    checks.refuse_recursion(fn, loc.file if loc else None, loc.line if loc else None)
-    run = checks.prepare(fn)
-    if kernel_code(fn).debugs:
-        builder.require_order("a debugger")
-    checks.calls.append(fn)
-    try:
-        return run(*call_args, **call_kwargs)
-    finally:
-        checks.calls.pop()
+def host_descriptor(ty: tensor_descriptor_type, desc: Any, pointer: Any) -> Any:
+    """A host TensorDescriptor argument as the kernel sees it: the values of
+    the arguments compiled code receives (`descriptor_args`), made into the
+    kernel-side descriptor the same way. `pointer(base)` maps the base."""
+    types = [t for t, _ in descriptor_args(ty)]
+    raw = [*desc.shape, *desc.strides[:-1], desc.padding == "nan"]
+    for i, v in enumerate(desc.shape):
+        if not 0 < v < 2 ** 31:
+            raise InterpreterError(f"TensorDescriptor shape[{i}] = {v} does not fit the kernel's int32")
+    values = [pointer(desc.base)] + [core.tensor(wrap(np.array([v]), t), t) for v, t in zip(raw, types[1:])]
+    return descriptor_value(ty, values)

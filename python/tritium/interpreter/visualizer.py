@@ -16,11 +16,10 @@ from pathlib import Path
 import numpy as np
 
 from .events import DotEvent, Event, Launch, Location, MemoryEvent, TensorArg
+from .visualizer_html import write_html
+from .visualizer_png import COLORS, draw_png, heatmap_png  # noqa: F401 (COLORS: the view's colors)
 
 KINDS = ("read", "write", "masked")
-#: colors of the program view, shared by the PNG and the HTML page
-COLORS = {"untouched": "#ece8e1", "read": "#2ca02c", "write": "#d62728", "both": "#9467bd",
-          "masked": "#9ecae1", "tile": "#ff7f0e"}
 
 
 @dataclass
@@ -120,18 +119,15 @@ class Visualizer:
         return self.launch(launch).tensors[tensor].heat(kind)
 
     def save_png(self, path: str | Path, launch: int = -1) -> Path:
-        from .visualizer_png import draw_png
         return draw_png(self.launch(launch), Path(path))
 
     def save_heatmap_png(self, path: str | Path, tensor: str, kind: str = "read", scale: int = 8,
                          launch: int = -1) -> Path:
         """One heat map as a plain raster: `scale` x `scale` pixels per element,
         the colormap's color for its count (0 = untouched), nothing else."""
-        from .visualizer_png import heatmap_png
         return heatmap_png(self.heatmap(tensor, kind, launch), Path(path), scale)
 
     def save_html(self, path: str | Path, launch: int = -1) -> Path:
-        from .visualizer_html import write_html
         return write_html(self.launch(launch), Path(path))
 
 

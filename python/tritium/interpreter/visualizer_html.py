@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .visualizer import COLORS
+from .visualizer_png import COLORS
 
 
 def _runs(indices: np.ndarray) -> list[int]:

@@ -9,7 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from .visualizer import COLORS
+#: colors of the program view, shared by the PNG and the HTML page
+COLORS = {"untouched": "#ece8e1", "read": "#2ca02c", "write": "#d62728", "both": "#9467bd",
+          "masked": "#9ecae1", "tile": "#ff7f0e"}
 
 UNTOUCHED = tuple(int(COLORS["untouched"][i:i + 2], 16) for i in (1, 3, 5))
 

@@ -5,6 +5,7 @@ builtin, the reductions of `standard.py`, `tl.math` (also flattened here) and
 the Philox random functions.
 """
 from . import math  # noqa: F401
+from . import _members  # noqa: F401 (registers the tensor-member spellings: x.sum(), x.exp())
 from .aggregate import aggregate
 from .blocks import (advance, block_pointer, load_tensor_descriptor, make_block_ptr, make_tensor_descriptor,
                      store_tensor_descriptor, tensor_descriptor, tensor_descriptor_type)

@@ -1,14 +1,15 @@
 """Builtins that Triton also exposes as tensor methods (`x.sum(1)`, `x.exp()`):
-looked up by `tensor.__getattr__`, so the list lives in one place."""
+registered with `core` for `tensor.__getattr__`, so the list lives in one place."""
 from __future__ import annotations
 
 from . import builtins as _b
+from . import core
 from . import lookup as _look
 from . import math as _m
 from . import sorting as _sort
 from . import standard as _s
 
-MEMBERS = {
+core.add_tensor_members({
     # reductions and scans
     "sum": _s.sum, "max": _s.max, "min": _s.min, "argmax": _s.argmax, "argmin": _s.argmin,
     "xor_sum": _s.xor_sum, "reduce": _s.reduce, "associative_scan": _s.associative_scan,
@@ -21,4 +22,4 @@ MEMBERS = {
     "floor": _m.floor, "ceil": _m.ceil, "erf": _m.erf, "fdiv": _m.fdiv, "umulhi": _m.umulhi,
     # shape and misc
     "join": _b.join, "interleave": _b.interleave, "cast": _b.cast,
-}
+})

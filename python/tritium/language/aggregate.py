@@ -14,6 +14,7 @@ from typing import Any, Callable
 from . import core, semantic
 from .builder import current_builder
 from .dtypes import dtype
+from .kernel_function import KernelFunction, as_kernel_function
 
 _serial = itertools.count(1)
 
@@ -196,8 +197,7 @@ def _setattr(self: Any, name: str, value: Any) -> None:
     if f.is_constexpr and name in self.__dict__ and _interpreting() \
             and not core.same_static(self.__dict__[name], value):
         # the compiler refuses this inside a runtime loop or branch; so must the interpreter
-        from ..interpreter.regions import check_constexpr_change
-        check_constexpr_change(self, name, self.__dict__[name], value)
+        _interpreter_regions.check_constexpr_change(self, name, self.__dict__[name], value)
     self.__dict__[name] = value
 
 
@@ -206,6 +206,18 @@ def constexpr_change_message(obj: Any, name: str, old: Any, new: Any, where: str
     older object changed inside a runtime loop or branch (one text for both)."""
     return (f"constexpr field '{name}' of aggregate '{type(obj).__name__}' cannot change inside {where} "
             f"(from {core._unwrap(old)!r} to {core._unwrap(new)!r}): its value must be the same on every path")
+
+
+# What interpreted kernels add to aggregates: where each object was made, and
+# the refusal of a constexpr field changed inside a runtime loop or branch.
+# The interpreter (interpreter/regions.py) reads that from the kernel's frames
+# and registers itself here, since it is built on this module.
+_interpreter_regions: Any = None
+
+
+def use_interpreter_regions(regions: Any) -> None:
+    global _interpreter_regions
+    _interpreter_regions = regions
 
 
 def _interpreting() -> bool:
@@ -230,8 +242,7 @@ def _repr(self: Any) -> str:
 
 
 def _as_jit(fn: Any) -> Any:
-    from ..runtime.jit import JITFunction
-    return fn if isinstance(fn, JITFunction) else JITFunction(fn)
+    return as_kernel_function(fn)
 
 
 def _make_init(cls: type, user_init: Any) -> Callable:
@@ -240,8 +251,7 @@ def _make_init(cls: type, user_init: Any) -> Callable:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.__dict__["_tritium_serial"] = next(_serial)
         if _interpreting():
-            from ..interpreter.regions import creation_site
-            self.__dict__["_tritium_made_in"] = creation_site()
+            self.__dict__["_tritium_made_in"] = _interpreter_regions.creation_site()
         if user_init is not None:
             user_init(self, *args, **kwargs)
         else:
@@ -281,7 +291,7 @@ def aggregate(cls: type) -> type:
     # every method as a @jit function: the disk-cache key reaches their sources through the class
     cls.__tritium_methods__ = methods = {}
     for name, val in list(vars(cls).items()):
-        is_fn = inspect.isfunction(val) or type(val).__name__ == "JITFunction"
+        is_fn = inspect.isfunction(val) or isinstance(val, KernelFunction)
         if not is_fn or (name.startswith("__") and name != "__init__"):
             continue
         jf = methods[name] = _as_jit(val)

@@ -11,9 +11,27 @@ import enum
 import functools
 from typing import Any, Callable
 
-from . import semantic
 from .builder import current_builder
 from . import dtypes as _dtypes
+
+# The rules behind every operator and method live in semantic/, which is built
+# on this module's classes: semantic/__init__ hands itself over through
+# `use_semantic` when it is imported (tritium.language imports it before any
+# kernel runs), so this module imports nothing built on it.
+semantic: Any = None
+
+# The tensor-member spellings of builtins (x.sum(), x.exp(), ...): registered by
+# _members.py, which sits above the builtins they name.
+_MEMBERS: dict[str, Callable] = {}
+
+
+def use_semantic(rules: Any) -> None:
+    global semantic
+    semantic = rules
+
+
+def add_tensor_members(members: dict[str, Callable]) -> None:
+    _MEMBERS.update(members)
 
 
 class CompileTimeAssertionFailure(ValueError):
@@ -67,9 +85,10 @@ def same_static(a: Any, b: Any) -> bool:
 
 
 def _call_jit_function(fn: Any, args: list) -> Any:
-    """Hook the frontend replaces to call (inline) a @jit function from inside
-    a builtin, e.g. a reduce combine function; otherwise the current builder
-    calls it if it knows how (the interpreter runs its checked Python body)."""
+    """Calls a @jit function from inside a builtin, e.g. a reduce combine
+    function: the current builder does it (the compiler inlines it, the
+    interpreter runs its checked Python body); a builder that cannot, as a
+    test's recording builder, calls the Python function itself."""
     call = getattr(current_builder(), "call_jit_function", None)
     if call is not None:
         return call(fn, list(args))
@@ -355,12 +374,11 @@ class tensor:
         return semantic.reshape(self, (self.numel,), can_reorder=True)
 
     def __getattr__(self, name: str):
-        # the tensor-member spellings of builtins (x.sum(), x.exp(), ...) resolve lazily
-        # to the functions in standard.py / math.py so the method list stays in one place
+        # the tensor-member spellings of builtins (x.sum(), x.exp(), ...): the
+        # list lives in _members.py, beside the builtins it names
         if name.startswith("__"):
             raise AttributeError(name)
-        from . import _members
-        fn = _members.MEMBERS.get(name)
+        fn = _MEMBERS.get(name)
         if fn is None:
             raise AttributeError(f"'tensor' object has no attribute {name!r}")
         return functools.partial(fn, self)

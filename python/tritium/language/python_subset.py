@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import ast
 import builtins
-import os
 import types
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from . import builtins as _builtins
 from . import core
+from ..settings import allow_non_constexpr_globals
 from .dtypes import dtype
+from .kernel_function import KernelFunction
 from .errors import CompilationError, UnsupportedLanguageConstruct
 from .source import FunctionSource
 
@@ -39,14 +41,13 @@ def kernel_minmax(py_fn: Callable, tl_name: str) -> Callable:
     use it): Python's on compile-time values, a chain of tl.minimum /
     tl.maximum as soon as one argument is a tensor."""
     def call(*args: Any, **kwargs: Any) -> Any:
-        from .. import language as tl
         if len(args) == 1 and isinstance(core._unwrap(args[0]), (tuple, list)):
             args = tuple(core._unwrap(args[0]))
         if all(_static(a) for a in args):
             return py_fn(*[core._unwrap(a) for a in args], **kwargs)
         acc = args[0]
         for a in args[1:]:
-            acc = getattr(tl, tl_name)(acc, a, **kwargs)
+            acc = getattr(_builtins, tl_name)(acc, a, **kwargs)
         return acc
     call.__name__ = py_fn.__name__
     return call
@@ -170,8 +171,7 @@ def free_names(fn_def: ast.FunctionDef) -> list[tuple[str, ast.Name]]:
 # -- values a kernel may read ---------------------------------------------------
 
 def is_jit_function(val: Any) -> bool:
-    from ..runtime.jit import JITFunction
-    return isinstance(val, JITFunction)
+    return isinstance(val, KernelFunction)
 
 
 def global_allowed(name: str, val: Any, fn_globals: dict) -> bool:
@@ -190,7 +190,7 @@ def global_allowed(name: str, val: Any, fn_globals: dict) -> bool:
     ann = fn_globals.get("__annotations__", {}).get(name)
     if ann is core.constexpr or (isinstance(ann, str) and ann.endswith("constexpr")):
         return True
-    return os.environ.get("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS", "0") == "1"
+    return allow_non_constexpr_globals()
 
 
 def closure_allowed(name: str, val: Any) -> bool:

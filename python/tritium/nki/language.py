@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import language as tl
 from ..language import core, dtypes, semantic
-from .tiles import PMAX, HbmTensor, HbmView, Tile
+from .tiles import PMAX, HbmTensor, HbmView, Tile, to_dtype
 
 # -- dtypes and buffers ---------------------------------------------------------
 bool_ = dtypes.int1
@@ -36,22 +36,6 @@ class tile_size:
     psum_fmax = 2048 // 4           # free dimension of a PSUM tile (fp32)
     gemm_stationary_fmax = 128
     gemm_moving_fmax = 512
-
-
-_NP_DTYPES = {np.dtype(np.bool_): bool_, np.dtype(np.int8): int8, np.dtype(np.int16): int16,
-              np.dtype(np.int32): int32, np.dtype(np.int64): int64, np.dtype(np.uint8): uint8,
-              np.dtype(np.uint16): uint16, np.dtype(np.uint32): uint32, np.dtype(np.float16): float16,
-              np.dtype(np.float32): float32}
-
-
-def to_dtype(dtype: Any) -> Any:
-    """An NKI dtype (nl.float32, ...) or a NumPy one, as a tritium dtype."""
-    if isinstance(dtype, dtypes.dtype):
-        return dtype
-    try:
-        return _NP_DTYPES[np.dtype(dtype)]
-    except (TypeError, KeyError):
-        raise TypeError(f"not a dtype NKI kernels can use: {dtype!r}") from None
 
 
 # -- indices and programs -------------------------------------------------------------

@@ -20,6 +20,21 @@ from ..language.builder import current_builder
 
 PMAX = 128   # nl.tile_size.pmax: the partition dimension's largest size
 
+_NP_DTYPES = {np.dtype(np.bool_): dtypes.int1, np.dtype(np.int8): dtypes.int8, np.dtype(np.int16): dtypes.int16,
+              np.dtype(np.int32): dtypes.int32, np.dtype(np.int64): dtypes.int64, np.dtype(np.uint8): dtypes.uint8,
+              np.dtype(np.uint16): dtypes.uint16, np.dtype(np.uint32): dtypes.uint32,
+              np.dtype(np.float16): dtypes.float16, np.dtype(np.float32): dtypes.float32}
+
+
+def to_dtype(dtype: Any) -> Any:
+    """An NKI dtype (nl.float32, ...) or a NumPy one, as a tritium dtype."""
+    if isinstance(dtype, dtypes.dtype):
+        return dtype
+    try:
+        return _NP_DTYPES[np.dtype(dtype)]
+    except (TypeError, KeyError):
+        raise TypeError(f"not a dtype NKI kernels can use: {dtype!r}") from None
+
 
 class Tile(core.tensor):
     """An on-chip tile: a language tensor (so the semantic layer takes it as
@@ -34,7 +49,6 @@ class Tile(core.tensor):
         return tuple(self.type.shape) if self.type.is_block() else ()
 
     def astype(self, dtype: Any) -> "Tile":
-        from .language import to_dtype
         return Tile(semantic.cast(self, to_dtype(dtype)))
 
     def __repr__(self) -> str:

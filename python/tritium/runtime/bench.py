@@ -11,6 +11,8 @@ import math
 import statistics
 from typing import Any, Callable, Sequence
 
+from . import driver
+
 RETURN_MODES = ("min", "max", "mean", "median", "all")
 
 
@@ -53,7 +55,6 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, grad_t
     untimed calls, then about `rep` ms of calls each timed by a pair of events
     with the L2 cache flushed before it. Returns the `quantiles` of the times
     if given, else their `return_mode` ("min", "max", "mean", "median", "all")."""
-    from . import driver
     _check_mode(return_mode)
     active = driver.active
     di = active.get_device_interface()

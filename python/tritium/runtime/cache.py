@@ -15,18 +15,11 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
+from ..settings import always_compile, cache_dir
+from ..version import __version__
 from .dependencies import dependencies_digest, reached_functions, source_digest
 
 MANIFEST = "manifest.json"
-
-
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "0").lower() in ("1", "true", "yes", "on")
-
-
-def cache_dir() -> Path:
-    d = os.environ.get("TRITIUM_CACHE_DIR")
-    return Path(d) if d else Path.home() / ".cache" / "tritium"
 
 
 # -- the key ---------------------------------------------------------------
@@ -40,14 +33,13 @@ def compiler_version() -> str:
     entry built by an older one."""
     global _COMPILER_HASH
     if _COMPILER_HASH is None:
-        import tritium
-        root = Path(tritium.__file__).parent
-        h = hashlib.sha256(tritium.__version__.encode())
+        root = Path(__file__).parent.parent   # the tritium package
+        h = hashlib.sha256(__version__.encode())
         for p in sorted(root.rglob("*")):
             if p.suffix in (".py", ".so", ".pyd") and "__pycache__" not in p.parts:
                 h.update(str(p.relative_to(root)).encode())
                 h.update(p.read_bytes() if p.suffix == ".py" else f"{p.stat().st_size}:{p.stat().st_mtime_ns}".encode())
-        _COMPILER_HASH = f"{tritium.__version__}+{h.hexdigest()[:16]}"
+        _COMPILER_HASH = f"{__version__}+{h.hexdigest()[:16]}"
     return _COMPILER_HASH
 
 
@@ -168,7 +160,7 @@ def _read_valid(path: Path) -> dict[str, bytes] | str:
 def get(key: str) -> dict[str, bytes] | None:
     """The files stored under `key`, or None (absent, bypassed by
     TRITIUM_ALWAYS_COMPILE=1, or corrupt: then dropped with a warning)."""
-    if _env_flag("TRITIUM_ALWAYS_COMPILE"):
+    if always_compile():
         return None
     path = _entry(key)
     try:
@@ -193,7 +185,7 @@ def put(key: str, files: dict[str, bytes], replace: bool | None = None) -> Path 
     Returns the entry, or None when the cache directory cannot be written
     (warned once; the caller goes on uncached)."""
     if replace is None:
-        replace = _env_flag("TRITIUM_ALWAYS_COMPILE")
+        replace = always_compile()
     path = _entry(key)
     for name, data in files.items():
         _check_name(name)

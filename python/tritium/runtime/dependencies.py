@@ -17,14 +17,14 @@ from typing import Any, Iterator
 
 from ..language import core
 from ..language.dtypes import dtype
+from ..language.kernel_function import KernelFunction
 
 # a value nested deeper than this (a tuple of tuples of ...) is keyed by type only
 _MAX_DEPTH = 8
 
 
 def _is_jit(v: Any) -> bool:
-    from .jit import JITFunction
-    return isinstance(v, JITFunction)
+    return isinstance(v, KernelFunction)
 
 
 def _references(jit_fn: Any) -> list[tuple[str, ...]]:

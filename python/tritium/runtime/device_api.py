@@ -11,6 +11,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .. import _core
+from . import driver
+from .bench import do_bench
+
 # Triton's get_device_properties keys (and a few more) -> CUdevice_attribute (cuda.h)
 DEVICE_ATTRIBUTES = {
     "max_shared_mem": 97,                  # per block, opt-in maximum
@@ -47,7 +51,6 @@ class CudaUtils:
     @staticmethod
     @functools.lru_cache(maxsize=None)
     def get_device_properties(device: int) -> dict[str, int]:
-        from .. import _core
         return {name: _core.cuda_device_attribute(int(device), attr) for name, attr in DEVICE_ATTRIBUTES.items()}
 
 
@@ -70,11 +73,9 @@ class CudaDriver:
 
     @staticmethod
     def is_active() -> bool:
-        from . import driver
         return driver.available()
 
     def get_current_device(self) -> int:
-        from . import driver
         return driver.current_device()
 
     def set_current_device(self, device: int) -> None:
@@ -85,11 +86,9 @@ class CudaDriver:
             raise RuntimeError("set_current_device: without PyTorch tritium launches on device 0")
 
     def get_current_stream(self, device: int | None = None) -> int:
-        from . import driver
         return driver.current_stream(self.get_current_device() if device is None else device)
 
     def get_device_capability(self, device: int | None = None) -> tuple[int, int]:
-        from . import driver
         return tuple(driver.device_info(self.get_current_device() if device is None else device)["capability"])
 
     def get_current_target(self) -> GPUTarget:
@@ -104,7 +103,6 @@ class CudaDriver:
         return _torch().cuda
 
     def get_benchmarker(self) -> Callable[..., Any]:
-        from .bench import do_bench
         return do_bench
 
     def get_empty_cache_for_benchmark(self) -> Any:
@@ -129,7 +127,6 @@ class DriverConfig:
     @property
     def default(self) -> Any:
         if self._default is None:
-            from . import driver
             ok, why = driver.status()
             if not ok:
                 raise RuntimeError(f"0 active drivers: no CUDA GPU is usable ({why})")
@@ -150,6 +147,7 @@ class DriverConfig:
 
 
 drivers = DriverConfig()
+driver.register_drivers(drivers)   # `driver.active` etc., as Triton's driver module has them
 
 __all__ = ["BENCHMARK_FLUSH_BYTES", "CudaDriver", "CudaUtils", "DEVICE_ATTRIBUTES", "DriverConfig", "GPUTarget",
            "drivers"]

@@ -6,55 +6,25 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .. import _core
+from ..compiler import frontend
+from ..grid import normalize_grid
+from ..interpreter import runner
 from ..language import core
 from ..language.builder import _state as _builder_state
-from .signature import arg_type, parse_signature
+from ..language.kernel_function import KernelFunction, register_maker
+from ..language.signature import arg_type, parse_signature
+from ..language.source import parse_function
+from ..settings import debug_requested, interpret_requested
+from . import driver
+from .compiled import warmup_compile
+from .dependencies import dependencies_digest
+from .launcher import launch as gpu_launch
+from .specialization import LAUNCH_OPTIONS, specializer
 from .tensors import MockTensor, TensorWrapper, reinterpret  # noqa: F401  Triton imports them from here
-
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "warmup",
-                  "stream", "enable_warp_specialization", "launch_cooperative_grid", "extern_libs",
-                  "debug", "sanitize_overflow", "matrix_instr_nonkdim", "waves_per_eu", "kpack",
-                  "launch_pdl")
-
-
-# os.environ[...] encodes its key on every lookup; the launch path checks two
-# flags per launch (~1.8 us that way), so their keys are encoded once and read
-# from the mapping os.environ keeps its (encoded) contents in.
-_ENV_DATA = os.environ._data
-_TRUE = ("1", "true", "yes", "on")
-
-
-def _flag_set(keys: tuple) -> bool:
-    for key in keys:
-        v = _ENV_DATA.get(key)
-        if v is not None and os.environ.decodevalue(v).lower() in _TRUE:
-            return True
-    return False
-
-
-def _env_flag(*names: str) -> bool:
-    return _flag_set(tuple(os.environ.encodekey(k) for k in names))
-
-
-_INTERPRET_KEYS = tuple(os.environ.encodekey(k) for k in ("TRITIUM_INTERPRET", "TRITON_INTERPRET"))
-
-
-def interpret_requested() -> bool:
-    """Checked on every launch: tests and users set it after decoration."""
-    return _flag_set(_INTERPRET_KEYS)
-
-
-def debug_requested(option: bool | None, jit_debug: bool | None) -> bool:
-    """Triton's debug mode (keeps device_assert): the launch option, else
-    `jit(debug=...)`, and TRITON_DEBUG=1 / TRITIUM_DEBUG=1 turn it on everywhere."""
-    if _env_flag("TRITIUM_DEBUG", "TRITON_DEBUG"):
-        return True
-    return bool(option if option is not None else jit_debug)
-
 
 @dataclass
 class KernelParam:
@@ -79,7 +49,7 @@ class KernelInterface:
         return functools.partial(self.run, grid=grid)   # C-level call forwarding: cheaper than a lambda
 
 
-class JITFunction(KernelInterface):
+class JITFunction(KernelInterface, KernelFunction):
     def __init__(self, fn: Callable, noinline: bool | None = None, do_not_specialize=(),
                  do_not_specialize_on_alignment=(), debug: bool | None = None, interpret: bool | None = None,
                  repr: Callable | None = None, launch_metadata: Callable | None = None):
@@ -141,7 +111,6 @@ class JITFunction(KernelInterface):
 
     def source(self):
         if self._source is None:
-            from ..language.source import parse_function
             try:
                 self._source = parse_function(self.fn)
             except OSError as e:
@@ -192,22 +161,18 @@ class JITFunction(KernelInterface):
                    arg_attrs: dict | None = None, debug: bool | None = None, **kwargs: Any) -> bytes:
         """The kernel's tile IR (binary, docs/ir.md), specialized either for
         example arguments or for `signature` (+ `constexprs` by name)."""
-        from ..compiler.frontend import compile_kernel
-        return compile_kernel(self, self._params_for(args, kwargs, signature, constexprs), arg_attrs,
+        return frontend.compile_kernel(self, self._params_for(args, kwargs, signature, constexprs), arg_attrs,
                               debug=debug_requested(debug, self.debug)).encode()
 
     def launch_ir(self, bound: dict[str, Any], debug: bool | None = None) -> bytes:
         """The IR a launch with these bound arguments compiles: specialized as
         the backend's rules specialize them (divisibility, equal_to_1)."""
-        from ..compiler.frontend import compile_kernel
-        from .specialization import specializer
         spec = specializer(self)
         attrs = spec.specialization(spec.key(tuple(bound.values()))).arg_attrs()
-        return compile_kernel(self, self.specialize(bound), attrs, debug=debug_requested(debug, self.debug)).encode()
+        return frontend.compile_kernel(self, self.specialize(bound), attrs, debug=debug_requested(debug, self.debug)).encode()
 
     def ir_text(self, *args: Any, signature: Any = None, constexprs: dict | None = None,
                 arg_attrs: dict | None = None, debug: bool | None = None, **kwargs: Any) -> str:
-        from .. import _core
         data = self.compile_ir(*args, signature=signature, constexprs=constexprs, arg_attrs=arg_attrs,
                                debug=debug, **kwargs)
         _core.verify(data)
@@ -269,19 +234,16 @@ class JITFunction(KernelInterface):
             launcher = self.__dict__.get("_cuda_launcher")
             if launcher is not None:        # the hot path: this kernel launched on the GPU before
                 return launcher(grid, args, kwargs)
-            from . import driver
-            if driver.available():   # the GPU launch path (runtime/driver.py) binds for itself
-                return driver.launch(self, grid, args, kwargs)
+            if driver.available():   # the GPU launch path (runtime/launcher.py) binds for itself
+                return gpu_launch(self, grid, args, kwargs)
         options, params = self._split_launch(kwargs)
         bound = self.bind_call(args, params)
         if interpreting:
-            from ..interpreter import runner
             return runner.run_grid(self, grid, bound, **options)
-        _normalize_grid(grid(dict(bound)) if callable(grid) else grid)
+        normalize_grid(grid, dict(bound))
         self.launch_ir(bound, options.get("debug"))
         if options.get("warmup"):
             return None
-        from . import driver
         raise RuntimeError(f"cannot launch '{self.__name__}': no CUDA GPU is available ({driver.status()[1]}); "
                            "the kernel compiled to IR successfully. Set TRITIUM_INTERPRET=1 to run it "
                            "with the NumPy interpreter")
@@ -290,7 +252,6 @@ class JITFunction(KernelInterface):
     def cache_key(self) -> str:
         """Hash of the kernel's source, of every @jit function it reaches and
         of the global and closure values they read (Triton's `cache_key`)."""
-        from .dependencies import dependencies_digest
         return dependencies_digest(self)
 
     def warmup(self, *args: Any, grid: Any = None, **kwargs: Any) -> Any:
@@ -298,40 +259,22 @@ class JITFunction(KernelInterface):
         CompiledKernel (`asm`, `metadata`, `n_regs`, `n_spills`), for the
         current device (sm_90 without a GPU). Tensor arguments may be given
         as torch dtypes or MockTensors."""
-        from .driver import warmup_compile
         options, params = self._split_launch(kwargs)
         options.pop("warmup", None)
         return warmup_compile(self, args, params, options)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from ..compiler import frontend
-        gen = frontend.active_generator()
-        if gen is not None:
-            return gen.call_jit(gen.current_node, self, list(args), kwargs)
-        if getattr(_builder_state, "builder", None) is not None:
-            # the interpreter runs @jit helpers as plain Python, with their
-            # constexpr parameters wrapped as the compiler would see them
-            from ..interpreter.runner import call_jit_in_interpreter
-            return call_jit_in_interpreter(self, *args, **kwargs)
+        call = getattr(getattr(_builder_state, "builder", None), "call_jit_function", None)
+        if call is not None:
+            # inside a kernel: the compiler inlines the call, the interpreter
+            # runs the function's checked Python body
+            return call(self, args, kwargs)
         raise RuntimeError(f"@jit functions cannot be called directly ('{self.__name__}'); "
                            "launch with kernel[grid](...)")
 
 
 def fn_name(f: Any) -> str:
     return getattr(f, "__name__", repr(f))
-
-
-def _normalize_grid(grid: Any) -> tuple[int, int, int]:
-    if isinstance(grid, core.constexpr):
-        grid = grid.value
-    if isinstance(grid, int):
-        grid = (grid,)
-    grid = tuple(int(g) for g in grid)
-    if not 1 <= len(grid) <= 3:
-        raise ValueError(f"grid must have 1 to 3 dimensions, got {len(grid)}")
-    if any(g < 0 for g in grid):
-        raise ValueError(f"grid dimensions must be non-negative, got {grid}")
-    return grid + (1,) * (3 - len(grid))
 
 
 def jit(fn: Callable | None = None, *, noinline: bool | None = None, do_not_specialize=(),
@@ -343,3 +286,6 @@ def jit(fn: Callable | None = None, *, noinline: bool | None = None, do_not_spec
                            do_not_specialize_on_alignment=do_not_specialize_on_alignment, debug=debug,
                            interpret=interpret, repr=repr, launch_metadata=launch_metadata)
     return decorate(fn) if fn is not None else decorate
+
+
+register_maker(JITFunction)   # @aggregate makes its methods @jit functions through this

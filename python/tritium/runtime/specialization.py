@@ -17,7 +17,13 @@ from ..backends import get as get_backend
 from ..backends.base import tensor_address
 from ..language.core import constexpr
 from ..language.dtypes import dtype, float32, int1, pointer_type, scalar_from_name
-from .signature import ArgKind, arg_kind, descriptor_type, element_dtype, int_type, is_tensor_descriptor, unsupported_arg
+from ..language.signature import ArgKind, arg_kind, descriptor_type, element_dtype, int_type, is_tensor_descriptor, unsupported_arg
+
+# keyword arguments of a launch that are options, not kernel parameters
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "warmup",
+                  "stream", "enable_warp_specialization", "launch_cooperative_grid", "extern_libs",
+                  "debug", "sanitize_overflow", "matrix_instr_nonkdim", "waves_per_eu", "kpack",
+                  "launch_pdl")
 
 # Runtime arguments are keyed as `tid << 32 | mask`: tid indexes _TYPES (an IR
 # type), mask has bit i set when the backend's property i holds.
@@ -351,7 +357,6 @@ def specializer(jit_fn: Any, backend: Backend | str = "cuda") -> Specializer:
     table = jit_fn.__dict__.setdefault("_specializers", {})
     s = table.get(id(b))
     if s is None or s.backend is not b:
-        from .jit import LAUNCH_OPTIONS
         s = table[id(b)] = Specializer(jit_fn, b, LAUNCH_OPTIONS)
     return s
 

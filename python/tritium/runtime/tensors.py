@@ -39,7 +39,7 @@ class TensorWrapper:
     such as "fp8e5"); everything else is read from `base`."""
 
     def __init__(self, base: Any, dtype: Any):
-        from .signature import element_dtype
+        from ..language.signature import element_dtype
         self.base = base
         self.dtype = element_dtype(dtype)
         self.data = getattr(base, "data", None)
@@ -81,7 +81,7 @@ class TensorWrapper:
 def reinterpret(tensor: Any, dtype: Any) -> Any:
     """`tensor` seen as elements of `dtype`: a TensorWrapper (or the tensor
     itself when its element type already is `dtype`)."""
-    from .signature import element_dtype
+    from ..language.signature import element_dtype
     if isinstance(tensor, TensorWrapper):
         if element_dtype(dtype) == element_dtype(tensor.base.dtype):
             return tensor.base

@@ -7,7 +7,7 @@ contiguous last dimension.
 
 A kernel receives it as the base pointer, the shape (i32), the leading
 strides (i64; the last is 1) and an i1 "pad with NaN" flag, so one compiled
-kernel serves both paddings (runtime/signature.py types it
+kernel serves both paddings (language/signature.py types it
 `tensordesc<fp16[64, 64]>`, Triton's spelling)."""
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def _is_float(base: Any) -> bool:
     flag = getattr(dt, "is_floating_point", None)
     if isinstance(flag, bool):
         return flag
-    from ..runtime.signature import element_dtype
+    from ..language.signature import element_dtype
     return element_dtype(dt).is_floating()
 
 

@@ -11,6 +11,9 @@ the op families), so this file is just the public surface.
 """
 from __future__ import annotations
 
+import sys
+
+from .. import core
 from . import blocks  # noqa: F401 (semantic.blocks.*: block pointers, descriptors)
 from .arithmetic import (add, and_, div_rn, fdiv, floordiv, invert, logical_and, logical_or, minus, mod, mul,
                          not_, or_, plus, shl, shr, sub, truediv, xor_)
@@ -41,3 +44,5 @@ __all__ = [
     "reshape", "scan", "shl", "shr", "splat", "split", "store", "sub", "to_tensor", "trans", "truediv", "umulhi",
     "unary_math", "wrap_axis", "where", "with_element_ty", "xor_",
 ]
+
+core.use_semantic(sys.modules[__name__])

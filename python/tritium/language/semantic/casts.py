@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from .. import core
-from ..dtypes import dtype, int64
+from ..dtypes import dtype, int1, int64
 from .emit import _op, with_element_ty
 from .scalars import constant, to_tensor
+from .shapes import broadcast_pair
 
 
 def bitcast(x: Any, dst: dtype) -> "core.tensor":
@@ -24,9 +25,15 @@ def bitcast(x: Any, dst: dtype) -> "core.tensor":
     return _op("bitcast", [x], with_element_ty(x.type, dst))
 
 
+def _nonzero(x: "core.tensor") -> "core.tensor":
+    """`x != 0` in x's own element type: what a cast to bool means. Emitted
+    here because comparison.not_equal promotes through `cast`; two operands
+    of one type need no promotion, only the broadcast of the zero."""
+    x, zero = broadcast_pair(x, constant(0, x.type.scalar), "!=")
+    return _op("cmp", [x, zero], with_element_ty(x.type, int1), {"pred": "ne"})
+
+
 def cast(x: Any, dst: dtype, fp_downcast_rounding: str | None = None) -> "core.tensor":
-    # comparison sits above casts (it promotes through `cast`), so it is imported late
-    from .comparison import not_equal
     x = to_tensor(x)
     if not isinstance(dst, dtype):
         raise TypeError(f"cast target must be a dtype, got {dst!r}")
@@ -43,10 +50,10 @@ def cast(x: Any, dst: dtype, fp_downcast_rounding: str | None = None) -> "core.t
         if not narrowing:
             raise ValueError(f"fp_downcast_rounding is only valid for narrowing float casts, not {src} to {dst}")
     if dst.is_int1() and (src.is_int() or src.is_floating()):
-        return not_equal(x, constant(0, src))
+        return _nonzero(x)
     if src.is_ptr() and dst.is_int():
         if dst.is_int1():
-            return not_equal(_op("ptr_to_int", [x], with_element_ty(x.type, int64)), constant(0, int64))
+            return _nonzero(_op("ptr_to_int", [x], with_element_ty(x.type, int64)))
         if dst.int_bitwidth != 64:
             raise TypeError(f"cannot cast pointer {src} to {dst}: only 64-bit integers hold pointers")
         as_i64 = _op("ptr_to_int", [x], with_element_ty(x.type, int64))

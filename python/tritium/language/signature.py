@@ -6,9 +6,9 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from ..language.core import constexpr
-from ..language.blocks import tensor_descriptor_type
-from ..language.dtypes import dtype, float32, int1, int32, int64, pointer_type, scalar_from_name, uint64
+from .blocks import tensor_descriptor_type
+from .core import constexpr
+from .dtypes import dtype, float32, int1, int32, int64, pointer_type, scalar_from_name, uint64
 
 # framework dtype names whose spelling differs from ours
 _ALIASES = {"bool": "int1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5", "half": "fp16",

@@ -1,0 +1,325 @@
+"""A compiled kernel and how one is made: the target (`Target`), binary tile
+IR → LLVM IR → PTX → cubin (`compile_ir_bytes`), the result with its
+metadata (`CompiledKernel`, what the disk cache stores and the launcher
+loads), and the compiled kernel for one specialization of a @jit function,
+through the disk cache (`compiled_for`, `warmup_compile`), or for a given
+signature and target ahead of time (`compile_with_target`, tritium.compile's)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import _core
+from ..backends.libdevice import libdevice_path
+from ..compiler import frontend
+from ..grid import normalize_grid
+from ..language.blocks import tensor_descriptor_type
+from ..language.dtypes import dtype, pointer_type
+from ..language.kernel_function import KernelFunction
+from ..language.signature import split_signature
+from ..settings import debug_requested
+from . import cache, driver
+from .dependencies import check_unchanged
+from .errors import PTXASError
+from .specialization import attrs_from_user, specializer
+from .tensors import MockTensor
+
+# code generator architectures; a newer device gets the newest one not above it
+_CODEGEN_ARCHS = (80, 89, 90)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A compilation target: "cuda:90" (sm_90), "cuda:90a", "cuda:86", ..."""
+    capability: int
+    suffix: str = ""
+
+    @staticmethod
+    def parse(text: str) -> "Target":
+        family, _, arch = str(text).partition(":")
+        if family.lower() not in ("cuda", "nvidia") or not arch:
+            raise ValueError(f"unknown target {text!r} (expected e.g. 'cuda:90' or 'cuda:90a')")
+        arch = arch.lower().removeprefix("sm_")
+        suffix = arch[-1] if arch and arch[-1] in "af" else ""
+        digits = arch[:-1] if suffix else arch
+        if not digits.isdigit():
+            raise ValueError(f"unknown target {text!r} (expected e.g. 'cuda:90' or 'cuda:90a')")
+        cc = int(digits)
+        if cc < _CODEGEN_ARCHS[0]:
+            raise ValueError(f"target {text!r}: tritium generates code for sm_80 and newer")
+        return Target(cc, suffix)
+
+    def __str__(self) -> str:
+        return f"cuda:{self.capability}{self.suffix}"
+
+    @property
+    def codegen_arch(self) -> str:
+        """What the code generator targets (PTX is forward compatible)."""
+        if self.suffix == "a" and self.capability == 90:
+            return "sm_90a"
+        return f"sm_{max(a for a in _CODEGEN_ARCHS if a <= self.capability)}"
+
+    @property
+    def sass_arch(self) -> str:
+        """What ptxas assembles for: the device itself."""
+        return f"sm_{self.capability}{self.suffix}"
+
+
+class KernelMetadata(dict):
+    """A compiled kernel's metadata: a dict (what the cache stores) whose keys
+    also read as attributes, as Triton's `kernel.metadata.shared` does."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"kernel metadata has no field '{name}' (fields: {', '.join(sorted(self))})") \
+                from None
+
+
+@dataclass
+class CompiledKernel:
+    """A compiled kernel: `.asm` (ir, llir, ptx, cubin when ptxas ran) and
+    `.metadata` (name, num_warps, shared bytes, registers, spills, params;
+    readable as attributes). `n_regs` and `n_spills` (local memory words per
+    thread) are ptxas's counts, or the driver's when it assembled the PTX."""
+    name: str
+    asm: dict
+    metadata: dict
+    _loaded: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.metadata, KernelMetadata):
+            self.metadata = KernelMetadata(self.metadata)
+
+    @property
+    def params(self) -> list:
+        return [tuple(p) for p in self.metadata["params"]]
+
+    @property
+    def n_regs(self) -> int:
+        if self.metadata.get("registers") is None:   # the driver assembles the PTX: ask it
+            self._init_handles()
+        return int(self.metadata["registers"])
+
+    @property
+    def n_spills(self) -> int:
+        """Local memory per thread in 4-byte words, as Triton counts spills."""
+        if self.metadata.get("registers") is None:
+            self._init_handles()
+        return int(self.metadata.get("local_bytes", self.metadata.get("stack_bytes", 0))) // 4
+
+    @property
+    def kernel(self) -> bytes | str:
+        """The binary the driver loads: the cubin, or the PTX without ptxas."""
+        return self.asm.get("cubin") or self.asm["ptx"]
+
+    def _init_handles(self) -> None:
+        """Loads the kernel on the current device (Triton's name for it);
+        raises OutOfResources when the device cannot run it."""
+        self.load(driver.current_device())
+
+    def to_files(self) -> dict[str, bytes]:
+        # "stages" (--dump-stages' IR after each pass) is a debugging view, not cached
+        files = {f"kernel.{k}": (v if isinstance(v, bytes) else v.encode()) for k, v in self.asm.items()
+                 if k not in ("ir_bytes", "stages")}
+        if "ir_bytes" in self.asm:
+            files["kernel.tir"] = self.asm["ir_bytes"]
+        files["metadata.json"] = json.dumps(self.metadata, sort_keys=True).encode()
+        return files
+
+    @staticmethod
+    def from_files(files: dict[str, bytes]) -> "CompiledKernel":
+        """The kernel `to_files` wrote; ValueError (or KeyError) for anything
+        else, so the cache drops the entry instead of loading a broken one."""
+        meta = json.loads(files["metadata.json"])
+        _check_metadata(meta)
+        asm: dict[str, Any] = {}
+        for name, data in files.items():
+            if name == "kernel.cubin":
+                asm["cubin"] = data
+            elif name == "kernel.tir":
+                asm["ir_bytes"] = data
+            elif name.startswith("kernel."):
+                asm[name[len("kernel."):]] = data.decode()
+        if "ptx" not in asm:
+            raise ValueError("cache entry has no PTX")
+        return CompiledKernel(meta["name"], asm, meta)
+
+    def load(self, device: int = 0) -> Any:
+        """The kernel loaded on `device` (a `_core.CudaKernel`), loaded once."""
+        k = self._loaded.get(device)
+        if k is None:
+            image = self.asm.get("cubin") or self.asm["ptx"]
+            k = _core.CudaKernel(image, self.metadata.get("symbol", self.name), self.params, num_warps=self.metadata["num_warps"],
+                                 shared_bytes=self.metadata.get("dynamic_shared", 0), device=device)
+            if self.metadata.get("registers") is None:   # driver JIT: only the driver knows
+                self.metadata["registers"] = k.num_regs
+                self.metadata["local_bytes"] = k.local_bytes
+            self._loaded[device] = k
+        return k
+
+    def __getitem__(self, grid: Any):
+        """`compiled[grid](*args, stream=None)`: every parameter, constexprs included (ignored)."""
+        def launch(*args: Any, stream: int | None = None) -> None:
+            dev = driver.current_device()
+            g = normalize_grid(grid)
+            self.load(dev).launch(g[0], g[1], g[2], driver.current_stream(dev) if stream is None else stream,
+                                  tuple(args))
+        return launch
+
+
+# metadata fields a loaded kernel reads, with their types
+_METADATA_FIELDS = {"name": str, "num_warps": int, "params": list, "dynamic_shared": int}
+
+
+def _check_metadata(meta: Any) -> None:
+    if not isinstance(meta, dict):
+        raise ValueError("metadata.json is not an object")
+    for name, kind in _METADATA_FIELDS.items():
+        if type(meta.get(name)) is not kind:
+            raise ValueError(f"metadata.json: '{name}' is missing or not a {kind.__name__}")
+    if not 1 <= meta["num_warps"] <= 32 or meta["dynamic_shared"] < 0:
+        raise ValueError("metadata.json: num_warps or dynamic_shared out of range")
+    for p in meta["params"]:
+        if not (isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
+                and (p[1] is None or isinstance(p[1], str))):
+            raise ValueError(f"metadata.json: bad parameter entry {p!r}")
+    if not isinstance(meta.get("symbol", meta["name"]), str):
+        raise ValueError("metadata.json: 'symbol' is not a string")
+
+
+def param_kinds(signature: dict) -> list[list]:
+    """[name, "ptr" | dtype name | "tensordesc<...>" | None (constexpr)] per parameter, in order."""
+    out = []
+    for name, t in signature.items():
+        if isinstance(t, tensor_descriptor_type):
+            out.append([name, str(t)])
+        elif isinstance(t, pointer_type):
+            out.append([name, "ptr"])
+        elif isinstance(t, dtype):
+            out.append([name, t.name])
+        else:
+            out.append([name, None])
+    return out
+
+
+def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, num_warps: int = 4,
+                     num_stages: int = 3, use_ptxas: bool = True, dump_stages: bool = False) -> CompiledKernel:
+    """Binary tile IR → LLVM IR → PTX → cubin (when ptxas is found). With
+    `dump_stages`, `.asm["stages"]` lists (stage, tile IR text): the frontend's
+    IR, then the IR after each tile-level pass (fold, canonicalize, cse, dce)."""
+    target = Target.parse(target) if isinstance(target, str) else target
+    asm: dict[str, Any] = {"ir_bytes": ir, "ir": _core.to_text(ir)}
+    meta: dict[str, Any] = {"name": name, "target": str(target), "num_warps": num_warps, "num_stages": num_stages,
+                            "params": params, "shared": 0, "dynamic_shared": 0, "registers": None,
+                            "spill_stores": 0, "spill_loads": 0, "stack_bytes": 0, "ptxas": None}
+    out = _core.compile_ptx(ir, arch=target.codegen_arch, num_warps=num_warps, dump_stages=dump_stages,
+                            libdevice=libdevice_path())
+    if dump_stages:
+        asm["stages"] = [(str(stage), str(text)) for stage, text in out["stages"]]
+    asm["llir"], asm["ptx"] = out["llir"], out["ptx"]
+    # per function: its shared-memory buffers (scratch, virtual per call site) and each call path's base
+    asm["allocation"] = out["allocation"]
+    # the PTX entry name: the kernel's name unless it is not a valid PTX identifier
+    meta["symbol"] = out["kernels"][0] if out["kernels"] else name
+    # scratch for reductions and layout conversions: the kernel's dynamic shared memory
+    meta["dynamic_shared"] = int(out["shared"])
+    meta["shared"] = meta["dynamic_shared"]
+    if use_ptxas:
+        ptxas = driver.ptxas_path()
+        if ptxas is not None:
+            try:
+                cubin, info = _core.ptxas_compile(ptxas, asm["ptx"], target.sass_arch, meta["symbol"])
+            except _core.PtxasError as e:
+                raise PTXASError(str(e)) from None
+            asm["cubin"] = cubin
+            meta.update(registers=info["registers"], spill_stores=info["spill_stores"],
+                        spill_loads=info["spill_loads"], stack_bytes=info["stack_bytes"],
+                        shared=meta["dynamic_shared"] + info["shared_bytes"], ptxas=driver.ptxas_version())
+    meta["spills"] = meta["spill_stores"] + meta["spill_loads"]
+    return CompiledKernel(name, asm, meta)
+
+
+def compiled_for(jit_fn: Any, spec: Any, key: tuple, target: str, num_warps: int, num_stages: int,
+                 debug: Any) -> Any:
+    """The CompiledKernel for one specialization: from the disk cache, or
+    compiled and stored. Needs no GPU (tests drive the cache through it)."""
+    check_unchanged(jit_fn)
+    dbg = debug_requested(debug, jit_fn.debug)
+    options = {"num_warps": num_warps, "num_stages": num_stages, "debug": dbg}
+    disk_key = cache.kernel_key(jit_fn, target, options, spec.key_text(key))
+
+    def build() -> dict[str, bytes]:
+        s = spec.specialization(key)
+        ir = frontend.compile_kernel(jit_fn, s.signature, s.arg_attrs(), debug=dbg).encode()
+        return compile_ir_bytes(ir, jit_fn.__name__, param_kinds(s.signature), target, num_warps,
+                                num_stages).to_files()
+    return cache.load_or_build(disk_key, build, CompiledKernel.from_files)
+
+
+def current_target() -> str:
+    """The current device's target; "cuda:90" without a GPU (ahead-of-time work)."""
+    return driver.target_for(driver.current_device()) if driver.available() else "cuda:90"
+
+
+def warmup_compile(jit_fn: Any, args: tuple, params: dict, options: dict) -> Any:
+    """`kernel.warmup(...)`: the CompiledKernel for these arguments, through
+    the disk cache, without launching (and without a GPU if need be)."""
+    unknown = set(options) - {"num_warps", "num_stages", "debug", "stream", "num_ctas"}
+    if unknown:
+        raise TypeError(f"{jit_fn.__name__}.warmup(): unsupported option(s) {', '.join(sorted(unknown))}")
+    spec = specializer(jit_fn, "cuda")
+    bound = jit_fn.bind_call([MockTensor.wrap_dtype(a) for a in args],
+                             {k: MockTensor.wrap_dtype(v) for k, v in params.items()})
+    key = spec.key(tuple(bound.values()))
+    return compiled_for(jit_fn, spec, key, current_target(), options.get("num_warps", 4),
+                        options.get("num_stages", 3), options.get("debug"))
+
+
+def target_of(target: Any) -> Target:
+    """"cuda:90", a Target, a GPUTarget-like object (backend, arch) or None
+    (the current device's target; cuda:90 without a GPU)."""
+    if target is None:
+        target = driver.target_for(driver.current_device()) if driver.available() else "cuda:90"
+    if isinstance(target, Target):
+        return target
+    if hasattr(target, "backend") and hasattr(target, "arch"):
+        if target.backend != "cuda":
+            raise ValueError(f"target {target!r}: tritium compiles for NVIDIA GPUs only (backend 'cuda')")
+        target = f"cuda:{target.arch}"
+    return Target.parse(target)
+
+
+def compile_with_target(fn: Any, signature: Any = None, constexprs: dict | None = None, target: Any = None, num_warps: int = 4,
+                        num_stages: int = 3, attrs: dict | None = None, debug: bool = False,
+                        dump_stages: bool = False) -> CompiledKernel:
+    if not isinstance(fn, KernelFunction):
+        fn = getattr(fn, "fn", fn)   # autotuner/heuristics wrappers
+        if not isinstance(fn, KernelFunction):
+            raise TypeError(f"tritium.compile expects a @jit function, got {fn!r}")
+    target_ = target_of(target)
+    params = fn._params_for((), {}, signature_arg(signature), constexprs)
+    spec = attrs_from_user(fn, attrs, "cuda", signature=params)
+    ir = frontend.compile_kernel(fn, params, spec.arg_attrs(), debug=debug).encode()
+    return compile_ir_bytes(ir, fn.__name__, param_kinds(params), target_, num_warps, num_stages,
+                            dump_stages=dump_stages)
+
+
+def signature_arg(signature: Any) -> Any:
+    """"a=*fp32,n=i32" → dict; other forms pass through to parse_signature."""
+    if isinstance(signature, str) and "=" in signature:
+        out = {}
+        for item in split_signature(signature, ","):
+            if not item.strip():
+                continue
+            k, sep, v = item.partition("=")
+            if not sep or not k.strip() or not v.strip():
+                raise ValueError(f"bad signature entry {item.strip()!r} (expected name=type, e.g. x_ptr=*fp32)")
+            out[k.strip()] = v.strip()
+        return out
+    return signature if signature is not None else []
+
+
+# -- the CLI -------------------------------------------------------------------

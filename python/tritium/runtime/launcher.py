@@ -1,0 +1,105 @@
+"""The per-kernel GPU launcher behind `kernel[grid](...)`: key → in-memory
+table → disk cache → compile → load → launch through `_core.CudaKernel.launch`
+(argument packing in Rust). Repeated launches with default options skip all
+of this: `_core.FastLauncher` does them in one Rust call and comes back here
+only for what it does not handle."""
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from .. import _core
+from ..grid import normalize_grid
+from . import driver
+from .compiled import compiled_for
+from .driver import torch_queries
+from .specialization import specializer
+
+
+class Launcher:
+    """Per-JITFunction launch state: its Specializer and the table of loaded
+    kernels by (key, options, device)."""
+
+    def __init__(self, jit_fn: Any):
+        self.jit_fn = jit_fn
+        self.spec = specializer(jit_fn, "cuda")
+        self.names = [p.name for p in jit_fn.params]
+        self.table: dict = {}
+        plan = self.spec._plan
+        # the Rust entry for repeated launches; it holds the kernel only weakly
+        # (through `_slow_path`), so no reference cycle runs through Rust
+        self.fast = _core.FastLauncher(plan, _slow_path(weakref.ref(jit_fn)), torch_queries) \
+            if plan is not None else None
+
+    def __call__(self, grid: Any, args: tuple, kwargs: dict) -> Any:
+        key, bound, options = self.spec.bind(*args, **kwargs)
+        queries = torch_queries()
+        device = queries[0]() if queries is not None else 0
+        if options:
+            num_warps = options.get("num_warps", 4)
+            num_stages = options.get("num_stages", 3)
+            tkey = (key, num_warps, num_stages, options.get("debug"), device)
+        else:
+            num_warps, num_stages = 4, 3
+            tkey = (key, 4, 3, None, device)
+        kernel = self.table.get(tkey)
+        if kernel is None:
+            kernel = self.table[tkey] = self._compile(key, num_warps, num_stages, options.get("debug"), device)
+            # the Rust table serves the default options, whichever launch
+            # compiled them (one with warmup= or stream= included)
+            if tkey[1:4] == (4, 3, None) and self.fast is not None and isinstance(kernel, _core.CudaKernel):
+                self.fast.insert(key, device, kernel)
+        if options.get("warmup"):
+            return kernel
+        if callable(grid):
+            grid = grid({**dict(zip(self.names, bound)), **options})
+        gx, gy, gz = _grid3(grid)
+        stream = options.get("stream")
+        if stream is None:
+            stream = queries[1](device) if queries is not None else 0
+        kernel.launch(gx, gy, gz, int(stream), bound)
+        return kernel
+
+    def _compile(self, key: tuple, num_warps: int, num_stages: int, debug: Any, device: int) -> Any:
+        return compiled_for(self.jit_fn, self.spec, key, driver.target_for(device), num_warps, num_stages,
+                            debug).load(device)
+
+
+def _grid3(grid: Any) -> tuple[int, int, int]:
+    # the common case (a tuple of 1-3 non-negative ints) without a generator:
+    # this runs on every launch
+    if type(grid) is tuple:
+        n = len(grid)
+        if n == 1:
+            g = grid[0]
+            if type(g) is int and g >= 0:
+                return g, 1, 1
+        elif n == 2:
+            a, b = grid
+            if type(a) is int and type(b) is int and a >= 0 and b >= 0:
+                return a, b, 1
+        elif n == 3:
+            a, b, c = grid
+            if type(a) is int and type(b) is int and type(c) is int and a >= 0 and b >= 0 and c >= 0:
+                return grid
+    return normalize_grid(grid)
+
+
+def _slow_path(fn_ref: Any):
+    def slow(grid: Any, args: tuple, kwargs: dict) -> Any:
+        fn = fn_ref()
+        if fn is None:
+            raise RuntimeError("the @jit function of this launcher no longer exists")
+        return fn._run_slow(grid, args, kwargs)
+    return slow
+
+
+def launch(jit_fn: Any, grid: Any, args: tuple, kwargs: dict) -> Any:
+    """`jit_fn[grid](*args, **kwargs)` on the GPU, through the Python path;
+    from the first call on, `kernel[grid](...)` reaches the launcher's Rust
+    entry (`jit_fn._fast`) directly."""
+    launcher = jit_fn.__dict__.get("_cuda_launcher")
+    if launcher is None:
+        launcher = jit_fn.__dict__["_cuda_launcher"] = Launcher(jit_fn)
+        jit_fn._attach_fast()
+    return launcher(grid, args, kwargs)
