@@ -86,3 +86,35 @@ def histogram_reference(x: np.ndarray, n: int, bins: int) -> np.ndarray:
     v = x[:n].astype(np.int64)
     v = v[(v >= 0) & (v < bins)]
     return np.bincount(v, minlength=bins)[:bins].astype(np.int32)
+
+
+@triton.jit
+def to_bf16(x_ptr, y_ptr, N: tl.constexpr):
+    """x cast to bf16, stored as its 16 bits (y is int16)."""
+    offs = tl.arange(0, N)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(tl.bfloat16).to(tl.int16, bitcast=True))
+
+
+@triton.jit
+def to_bf16_rtz(x_ptr, y_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(tl.bfloat16, fp_downcast_rounding="rtz").to(tl.int16, bitcast=True))
+
+
+def bf16_bits(x: np.ndarray, rtz: bool = False) -> np.ndarray:
+    """x (integers or floats) rounded once to bf16, to nearest even or toward
+    zero: the 16 bits, computed exactly with Fractions."""
+    import fractions
+    import math
+    out = []
+    for v in x.ravel():
+        q = fractions.Fraction(int(v)) if np.issubdtype(x.dtype, np.integer) else fractions.Fraction(float(v))
+        if q == 0:
+            out.append(0x8000 if np.signbit(v) else 0)
+            continue
+        _, e = math.frexp(float(q))            # |q| = m * 2^e, 0.5 <= m < 1
+        scaled = q * fractions.Fraction(2) ** (8 - e)   # 8 significant bits
+        n = math.trunc(scaled) if rtz else round(scaled)  # round(): ties to even
+        val = float(n * fractions.Fraction(2) ** (e - 8))
+        out.append(int(np.array(val, np.float32).view(np.uint32)) >> 16)
+    return np.array(out, np.uint16).reshape(x.shape)

@@ -184,3 +184,43 @@ def test_lookup_ops_compile_through_ptxas(name, kernel, sig, consts, arch, tmp_p
     ptx = compiles(kernel, sig, consts, arch, tmp_path)
     if name.startswith("histogram"):
         assert "atom.shared.add" in ptx or "red.shared.add" in ptx
+
+
+# integers whose bf16 rounding differs when it goes through f32 first (double
+# rounding), ties, and values past f32's exact integers
+BF16_INTS = np.array([0x01018001, 0x01008000, 0x01018000, -0x01018001, 257, -129, 2**31 - 1, -2**31, 0, 7,
+                      0x7F7F, 0x8180, 0x018101, 0x40000001, -0x40804001, 3], np.int64)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.uint64, np.float64])
+def test_casts_to_bf16_round_once_in_the_interpreter(dtype):
+    x = np.abs(BF16_INTS).astype(dtype) if np.dtype(dtype).kind == "u" else BF16_INTS.astype(dtype)
+    if dtype == np.float64:
+        x = x * 1.0000001
+    y = np.zeros(x.shape, np.int16)
+    interpret(K.to_bf16, (1,), x, y, N=len(x))
+    np.testing.assert_array_equal(y.view(np.uint16), K.bf16_bits(x))
+
+
+def test_fp32_to_bf16_rtz_in_the_interpreter():
+    x = np.array([1.00390625, -1.0078125 - 2**-20, 3.0e38, 1e-40, -0.0], np.float32)
+    x = np.concatenate([x, np.float32(1) + np.arange(11, dtype=np.float32) * np.float32(2**-10)])[:16]
+    y = np.zeros(x.shape, np.int16)
+    interpret(K.to_bf16_rtz, (1,), x, y, N=16)
+    np.testing.assert_array_equal(y.view(np.uint16), K.bf16_bits(x, rtz=True))
+
+
+@pytest.mark.parametrize("src,instruction", [("i32", "cvt.rn.bf16.s32"), ("i64", "cvt.rn.bf16.s64"),
+                                             ("u32", "cvt.rn.bf16.u32"), ("fp64", "cvt.rn.bf16.f64")])
+@pytest.mark.parametrize("arch", ARCHS)
+def test_casts_to_bf16_compile_through_ptxas(src, instruction, arch, tmp_path):
+    ptx = compiles(K.to_bf16, f"*{src}, *i16", dict(N=128), arch, tmp_path)
+    # sm_90 converts in one instruction; sm_80 goes through f32, as Triton does there
+    assert (instruction in ptx) == (arch == "sm_90a")
+    if arch == "sm_80":
+        assert "cvt.rn.bf16.f32" in ptx
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_fp32_to_bf16_rtz_compiles(arch, tmp_path):
+    assert "cvt.rz.bf16.f32" in compiles(K.to_bf16_rtz, "*fp32, *i16", dict(N=128), arch, tmp_path)

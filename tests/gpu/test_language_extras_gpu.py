@@ -86,3 +86,18 @@ def test_assume():
     y = torch.zeros(128, dtype=torch.int32, device="cuda")
     K.assume_positive[(1,)](on_gpu(x), y, 128, N=128)
     np.testing.assert_array_equal(back(y), x // 2)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float64])
+def test_casts_to_bf16_round_once_on_sm90(dtype):
+    x = (np.random.default_rng(1).integers(-2**31, 2**31, 1024) | 1).astype(dtype)
+    y = torch.zeros(1024, dtype=torch.int16, device="cuda")
+    K.to_bf16[(1,)](on_gpu(x), y, N=1024)
+    np.testing.assert_array_equal(back(y).view(np.uint16), K.bf16_bits(x))
+
+
+def test_fp32_to_bf16_rtz():
+    x = np.random.default_rng(2).standard_normal(1024).astype(np.float32)
+    y = torch.zeros(1024, dtype=torch.int16, device="cuda")
+    K.to_bf16_rtz[(1,)](on_gpu(x), y, N=1024)
+    np.testing.assert_array_equal(back(y).view(np.uint16), K.bf16_bits(x, rtz=True))

@@ -86,10 +86,14 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 ScalarKind::F32 | ScalarKind::F16 => true,
                 k => k.is_int() && k.bits() <= 16,
             };
-            if !exact_in_f32 {
-                return Err(self.unsupported(op, format!("{} to bf16 would round twice through f32", from.name())));
+            if !exact_in_f32 && !rtz {
+                // one rounding where the target converts directly (sm_90);
+                // else through f32, rounding twice as Triton does on sm_80
+                if let Some(bits) = self.target.round_to_bf16(self.llvm, v, from)? {
+                    return Ok(bits);
+                }
             }
-            let wide = self.cast_value(op, v, Some(from), Some(ScalarKind::F32), f32t.into())?;
+            let wide = if from == ScalarKind::F32 { v } else { self.cast_value(op, v, Some(from), Some(ScalarKind::F32), f32t.into())? };
             return self.target.narrow_f32(self.llvm, wide, true, rtz);
         }
         Ok(match (from.is_float(), to.is_float()) {

@@ -192,6 +192,12 @@ pub trait Target {
     /// f32 → f16 (a `half`) or bf16 (its bits as i16, see `lower`), rounded
     /// to nearest even or toward zero (`rtz`).
     fn narrow_f32<'c>(&self, llvm: &Llvm<'c>, value: BasicValueEnum<'c>, to_bf16: bool, rtz: bool) -> Result<BasicValueEnum<'c>>;
+    /// `value` (an integer of kind `from`, or f64) rounded once to bf16 bits
+    /// (i16), when the target has that conversion; None: the caller goes
+    /// through f32, rounding twice as Triton does there.
+    fn round_to_bf16<'c>(&self, _llvm: &Llvm<'c>, _value: BasicValueEnum<'c>, _from: tritium_ir::ScalarKind) -> Result<Option<BasicValueEnum<'c>>> {
+        Ok(None)
+    }
     /// Atomic `access` on global `addr` when `pred` (None = always): `operands`
     /// is `[value]`, or `[compare, value]` for CAS, in their lowering types
     /// (bf16 as i16 bits). Returns the old value (zero where `pred` is false).

@@ -14,6 +14,7 @@ use inkwell::{AddressSpace, OptimizationLevel};
 use super::{Access, ApproxFn, AtomicAccess, AtomicOp, AtomicScope, AtomicSem, Axis, MemHints, Target};
 use crate::error::{CodegenError, Result};
 use crate::llvm::Llvm;
+use tritium_ir::ScalarKind;
 
 /// NVIDIA architectures this backend emits PTX for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -437,6 +438,23 @@ impl Target for Nvptx {
         } else {
             Ok(llvm.builder.build_bit_cast(bits, llvm.context.f16_type(), "")?)
         }
+    }
+
+    fn round_to_bf16<'c>(&self, llvm: &Llvm<'c>, value: BasicValueEnum<'c>, from: ScalarKind) -> Result<Option<BasicValueEnum<'c>>> {
+        // `cvt.rn.bf16.{f64,s32,u32,s64,u64}` exist from sm_90 (PTX ISA 7.8)
+        if !matches!(self.arch, NvArch::Sm90 | NvArch::Sm90a) {
+            return Ok(None);
+        }
+        let (ty, reg) = match from {
+            ScalarKind::F64 => ("f64", "d"),
+            ScalarKind::I32 => ("s32", "r"),
+            ScalarKind::U32 => ("u32", "r"),
+            ScalarKind::I64 => ("s64", "l"),
+            ScalarKind::U64 => ("u64", "l"),
+            _ => return Ok(None),
+        };
+        let asm = format!("cvt.rn.bf16.{ty} $0, $1;");
+        llvm.inline_asm(&asm, &format!("=h,{reg}"), Some(llvm.context.i16_type().into()), &[value], false)
     }
 
     fn atomic_global<'c>(
