@@ -1,0 +1,71 @@
+"""Runs one Python file (a tutorial) as `__main__` under real Triton or under
+tritium through the switch, in this process. Used by tutorials.py, one fresh
+subprocess per file and library.
+
+    python benches/compat/run_one.py --lib {triton,tritium} [--quick] FILE
+
+`--quick` keeps each `perf_report` benchmark to its first two x values and
+`do_bench` to short warmup/rep, so a tutorial's correctness checks run in
+seconds; the file itself is never edited. Prints `RUN_ONE: ok` (or the
+exception) last.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+import traceback
+
+
+def _quick(triton) -> None:
+    """Shorter benchmarks through the library's own objects (either library)."""
+    testing = triton.testing
+    bench = testing.do_bench
+
+    def short_bench(fn, warmup=25, rep=100, *args, **kwargs):
+        return bench(fn, 2, 5, *args, **kwargs)
+
+    testing.do_bench = short_bench
+    mark_run = testing.Mark.run
+
+    def short_run(self, *args, **kwargs):
+        for b in self.benchmarks if isinstance(self.benchmarks, list) else [self.benchmarks]:
+            b.x_vals = list(b.x_vals)[:2]
+        return mark_run(self, *args, **kwargs)
+
+    testing.Mark.run = short_run
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", choices=("triton", "tritium"), required=True)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("file")
+    opts = ap.parse_args()
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    if opts.lib == "tritium":
+        import tritium
+        tritium.install_as_triton()
+    import triton
+    print(f"RUN_ONE: triton {triton.__version__} from {os.path.dirname(triton.__file__)}", flush=True)
+    if opts.quick:
+        _quick(triton)
+    sys.argv = [opts.file]
+    os.chdir(os.path.dirname(os.path.abspath(opts.file)) or ".")
+    try:
+        runpy.run_path(opts.file, run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            print(f"RUN_ONE: exit {e.code}", flush=True)
+            return 1
+    except BaseException as e:  # noqa: BLE001 - the report names whatever stopped the file
+        traceback.print_exc()
+        print(f"RUN_ONE: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
+        return 1
+    print("RUN_ONE: ok", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
