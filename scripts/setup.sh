@@ -20,6 +20,10 @@ APT_PACKAGES=(
   #     (.cargo/config.toml points llvm-sys at /usr/lib/llvm-19)
   llvm-19-dev libpolly-19-dev lld-19 zlib1g-dev libzstd-dev
   # <<<
+  # >>> AMDGPU (issue 17): lld's ELF driver linked into tritium-lld statically,
+  #     so HSACO code objects are linked in-process
+  liblld-19-dev
+  # <<<
   # >>> the interpreter's visualizer: tests render its HTML page headless
   chromium
   # <<<

@@ -1,7 +1,8 @@
 """Ahead-of-time compilation: `tritium.compile(fn, signature=..., constexprs=...)`
 and the CLI `python -m tritium.compile path.py:kernel ...`. The IR → PTX →
 cubin pipeline is runtime/compiled.py's, the one the JIT launcher uses, so AOT
-and JIT artefacts are the same. Needs no GPU: only the code generator and,
+and JIT artefacts are the same; AMD targets (`hip:gfx942`) go IR → AMDGCN →
+HSACO (backends/amd_compile.py). Needs no GPU: only the code generator and,
 for cubins, ptxas."""
 from __future__ import annotations
 
@@ -80,7 +81,9 @@ def _dump_stages(compiled: CompiledKernel, out: Any) -> None:
     for stage, text in compiled.asm.get("stages", [("frontend", compiled.asm["ir"])]):
         title = "ir" if stage == "frontend" else f"ir after {stage}"
         out.write(f"// ----- {title} -----\n{text}\n")
-    for stage in ("llir", "ptx"):
+    for stage in ("llir", "ptx", "amdgcn"):
+        if stage not in compiled.asm:
+            continue
         out.write(f"// ----- {stage} -----\n{compiled.asm[stage]}\n")
     out.write(f"// ----- metadata -----\n{json.dumps(compiled.metadata, indent=1, sort_keys=True)}\n")
 
@@ -94,13 +97,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", default="cuda:90")
     ap.add_argument("--num-warps", type=int, default=4)
     ap.add_argument("--num-stages", type=int, default=3)
-    ap.add_argument("--emit", choices=("ir", "llir", "ptx", "cubin", "metadata"), default="ptx")
+    ap.add_argument("--emit", choices=("ir", "llir", "ptx", "cubin", "amdgcn", "hsaco", "metadata"), default=None,
+                    help="what to print or write (default: ptx for cuda targets, amdgcn for hip ones)")
     ap.add_argument("--dump-stages", action="store_true",
                     help="print the tile IR after the frontend and after each pass, then LLVM IR and PTX")
     ap.add_argument("--output", "-o", default=None, help="write to this file instead of stdout")
     args = ap.parse_args(argv)
     fn = _load_kernel(args.kernel)
     constexprs = _parse_constexprs(args.constexprs)
+    try:
+        hip = target_of(args.target).backend == "hip"
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    if args.emit is None:
+        args.emit = "amdgcn" if hip else "ptx"
+    wrong = {"ptx", "cubin"} if hip else {"amdgcn", "hsaco"}
+    if args.emit in wrong:
+        print(f"error: --emit {args.emit} does not exist for target {args.target} "
+              f"(it makes {'amdgcn and hsaco' if hip else 'ptx and cubin'})", file=sys.stderr)
+        return 1
     try:
         if args.emit == "ir" and not args.dump_stages:
             jf = fn if isinstance(fn, JITFunction) else getattr(fn, "fn", fn)
@@ -117,6 +133,12 @@ def main(argv: list[str] | None = None) -> int:
         _dump_stages(compiled, sys.stdout)
     if args.emit == "metadata":
         return _write(args.output, json.dumps(compiled.metadata, indent=1, sort_keys=True) + "\n")
+    if args.emit == "hsaco":
+        if args.output is None:
+            print("error: --emit hsaco writes binary data; give --output FILE", file=sys.stderr)
+            return 1
+        Path(args.output).write_bytes(compiled.asm["hsaco"])
+        return 0
     if args.emit == "cubin":
         if "cubin" not in compiled.asm:
             print("error: --emit cubin needs ptxas (set TRITIUM_PTXAS, put ptxas on PATH, or "

@@ -3,8 +3,9 @@
 //! passes and layout assignment, then lowers every function reachable from a
 //! kernel (callees first: noinline calls are real calls), allocates shared
 //! memory module-wide, lets membar keep the barriers it needs, and runs LLVM's
-//! O3 and the PTX emitter. Everything target-specific sits behind
-//! `target::Target` (NVPTX today); `lower/` is shared, one file per op
+//! O3 and the target's emitter (PTX; AMDGCN and an HSACO linked in-process).
+//! Everything target-specific sits behind `target::Target` (NVPTX, AMDGPU),
+//! looked up by name (`cuda:90`, `hip:gfx942`); `lower/` is shared, one file per op
 //! family, and every op of the table has an arm in its dispatch (`dot` an
 //! explicit `Unsupported` until tensor cores).
 pub mod emit;
@@ -21,14 +22,14 @@ use inkwell::context::Context;
 use inkwell::targets::TargetTriple;
 
 pub use error::{CodegenError, Result};
-pub use target::{NvArch, Nvptx, Target};
+pub use target::{AmdArch, Amdgpu, Arch, NvArch, Nvptx, Target};
 /// The tile-level passes `compile_ptx` runs first (re-exported for tools).
 pub use tritium_transforms::{run_passes, PassOptions};
 
 /// Options of one compilation.
 #[derive(Clone, Debug)]
 pub struct Options {
-    pub arch: NvArch,
+    pub arch: Arch,
     pub num_warps: u32,
     /// The barriers membar keeps only because of a callee's summary (before
     /// a call, and before the caller's next shared access after it). Off only
@@ -56,7 +57,7 @@ impl Options {
         }
         let off = std::env::var("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER").is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
         Ok(Options {
-            arch: NvArch::parse(arch)?,
+            arch: Arch::parse(arch)?,
             num_warps,
             cross_call_barriers: !off,
             passes: PassOptions::default(),
@@ -69,12 +70,15 @@ fn num_warps_error(num_warps: i64) -> CodegenError {
     CodegenError::Option(format!("num_warps must be a power of two from 1 to 32, got {num_warps}"))
 }
 
-/// The artefacts of one NVPTX compilation.
+/// The artefacts of one compilation (the name is from when NVPTX was the only target).
 #[derive(Clone, Debug)]
 pub struct CompiledPtx {
     /// Optimised LLVM IR text.
     pub llir: String,
+    /// The target's assembly: PTX, or AMDGCN for AMD targets.
     pub ptx: String,
+    /// The loadable binary the target builds in-process (AMD: the HSACO); empty for NVPTX.
+    pub binary: Vec<u8>,
     /// Dynamic shared memory the kernel needs, in bytes (the largest kernel's).
     pub shared: u32,
     /// The PTX entry name of each kernel, in module order (`symbol::symbol_name`).
@@ -97,7 +101,8 @@ pub enum StopAfter {
     Emit,
 }
 
-/// Compiles every kernel of `module` (verified first) to one PTX module.
+/// Compiles every kernel of `module` (verified first) for `options.arch`:
+/// one PTX module, or one AMDGCN module and its HSACO.
 pub fn compile_ptx(module: &tritium_ir::Module, options: &Options) -> Result<CompiledPtx> {
     compile_ptx_until(module, options, StopAfter::Emit)
 }
@@ -109,14 +114,17 @@ pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: S
     // the passes rewrite the IR; the caller's module stays as it was
     let mut owned = module.clone();
     run_passes(&mut owned, &options.passes, None)?;
-    let target = Nvptx::new(options.arch).with_libdevice(options.libdevice.clone());
+    let target = options.arch.target_with(options.libdevice.clone());
+    let target: &dyn Target = target.as_ref();
     let machine = target.target_machine()?;
     let context = Context::create();
     let llvm = llvm::Llvm::new(&context, "tritium");
     llvm.module.set_triple(&TargetTriple::create(target.triple()));
     llvm.module.set_data_layout(&machine.get_target_data().get_data_layout());
-    let mut out = lower_module(&llvm, &target, &mut owned, options)?;
+    target.prepare_module(&llvm)?;
+    let mut out = lower_module(&llvm, target, &mut owned, options)?;
     target.link_libraries(&llvm)?;
+    target.finish_module(&llvm, out.shared)?;
     if stop == StopAfter::Lower {
         return Ok(out);
     }
@@ -125,7 +133,8 @@ pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: S
         return Ok(out);
     }
     out.llir = llvm.module.print_to_string().to_string();
-    out.ptx = emit::emit_text(&llvm, &target, &machine)?;
+    out.ptx = emit::emit_text(&llvm, target, &machine)?;
+    out.binary = target.binary(&llvm, &machine)?.unwrap_or_default();
     Ok(out)
 }
 
@@ -135,7 +144,7 @@ pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: S
 /// written into the constant its call reads. Returns everything but the
 /// LLVM IR and PTX text: the largest kernel's shared bytes, the kernels'
 /// symbols in module order, the allocation and membar dumps.
-fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &mut tritium_ir::Module, options: &Options) -> Result<CompiledPtx> {
+fn lower_module(llvm: &llvm::Llvm<'_>, target: &dyn Target, module: &mut tritium_ir::Module, options: &Options) -> Result<CompiledPtx> {
     use std::collections::{HashMap, HashSet};
     use tritium_analysis::{BufferKind, CallGraph, MembarOptions, ModuleAllocation, ModuleMembar};
 
@@ -216,7 +225,7 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &Nvptx, module: &mut tritium_ir::
         kernels.push(symbol::symbol_name(&f.name));
     }
     let allocation = alloc.dump(module, &graph);
-    Ok(CompiledPtx { llir: String::new(), ptx: String::new(), shared, kernels, allocation, membar: membar_dump })
+    Ok(CompiledPtx { llir: String::new(), ptx: String::new(), binary: Vec::new(), shared, kernels, allocation, membar: membar_dump })
 }
 
 /// Layout assignment for every function reachable from a kernel, callees

@@ -81,3 +81,30 @@ impl<'c> Llvm<'c> {
         Ok(call.try_as_basic_value().basic())
     }
 }
+
+impl<'c> Llvm<'c> {
+    /// The function `name`, defined (once per module) by linking in `ir`, a
+    /// module in LLVM's text form that defines it. For what inkwell's builder
+    /// cannot spell (fences and atomics in a target's synchronisation scope).
+    /// `ir` defines it with external linkage (the linker drops unreferenced
+    /// internal definitions); it is made internal here, and helpers are
+    /// `alwaysinline`, so after O3 nothing of the call remains.
+    pub fn ir_helper(&self, name: &str, ir: &str) -> Result<FunctionValue<'c>> {
+        if let Some(f) = self.module.get_function(name) {
+            return Ok(f);
+        }
+        let buffer = inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), name);
+        let helper = self
+            .context
+            .create_module_from_ir(buffer)
+            .map_err(|e| CodegenError::Internal(format!("helper {name} does not parse: {e}")))?;
+        helper.set_triple(&self.module.get_triple());
+        helper.set_data_layout(&self.module.get_data_layout());
+        self.module
+            .link_in_module(helper)
+            .map_err(|e| CodegenError::Internal(format!("helper {name} does not link: {e}")))?;
+        let f = self.module.get_function(name).ok_or_else(|| CodegenError::Internal(format!("helper IR does not define @{name}")))?;
+        f.set_linkage(inkwell::module::Linkage::Internal);
+        Ok(f)
+    }
+}

@@ -15,8 +15,10 @@ fn codegen_err(e: tritium_codegen::CodegenError) -> PyErr {
     }
 }
 
-/// Compiles binary tile IR to PTX for `arch` (sm_80, sm_89, sm_90, sm_90a) and
-/// `num_warps` warps per block; returns {"llir": str, "ptx": str, "shared": int
+/// Compiles binary tile IR for `arch` (sm_80, sm_89, sm_90, sm_90a, or an AMD
+/// target: hip:gfx90a, gfx942, gfx950, gfx1100, gfx1200) and `num_warps`
+/// warps (waves) per block; returns {"llir": str, "ptx": str (the target's
+/// assembly: PTX or AMDGCN), "binary": bytes (the HSACO; empty for NVIDIA), "shared": int
 /// (dynamic shared memory bytes), "kernels": [str]}, and with `dump_stages`
 /// also "stages": [(stage, tile IR text)], the IR as the frontend built it
 /// ("frontend") and after each tile-level pass. `libdevice` is the path of
@@ -60,6 +62,8 @@ fn compile_ptx<'py>(
     let d = PyDict::new(py);
     d.set_item("llir", out.llir)?;
     d.set_item("ptx", out.ptx)?;
+    // AMD targets: the HSACO lld linked in-process (empty for NVPTX)
+    d.set_item("binary", pyo3::types::PyBytes::new(py, &out.binary))?;
     d.set_item("shared", out.shared)?;
     d.set_item("kernels", out.kernels)?;
     d.set_item("allocation", out.allocation)?;
@@ -77,9 +81,8 @@ fn compile_ptx<'py>(
 #[pyfunction]
 #[pyo3(signature = (ir_bytes, arch = "sm_90"))]
 fn access_report<'py>(py: Python<'py>, ir_bytes: &[u8], arch: &str) -> PyResult<Bound<'py, PyDict>> {
-    use tritium_codegen::Target;
     let (accesses, loops) = crate::guarded(|| {
-        let target = tritium_codegen::Nvptx::new(tritium_codegen::NvArch::parse(arch).map_err(codegen_err)?);
+        let target = tritium_codegen::target::lookup(arch).map_err(codegen_err)?;
         let module = crate::decode(ir_bytes)?;
         tritium_codegen::report::report(&module, target.max_access_bytes()).map_err(codegen_err)
     })?;

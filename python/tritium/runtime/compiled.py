@@ -1,5 +1,6 @@
-"""A compiled kernel and how one is made: the target (`Target`), binary tile
-IR → LLVM IR → PTX → cubin (`compile_ir_bytes`), the result with its
+"""A compiled kernel and how one is made: the target (`Target`; AMD's
+`hip:gfx942` is backends/amd_compile.py's `HipTarget`), binary tile IR →
+LLVM IR → PTX → cubin or → AMDGCN → HSACO (`compile_ir_bytes`), the result with its
 metadata (`CompiledKernel`, what the disk cache stores and the launcher
 loads), and the compiled kernel for one specialization of a @jit function,
 through the disk cache (`compiled_for`, `warmup_compile`), or for a given
@@ -35,9 +36,15 @@ class Target:
     capability: int
     suffix: str = ""
 
+    backend = "cuda"
+
     @staticmethod
-    def parse(text: str) -> "Target":
+    def parse(text: str) -> Any:
+        """"cuda:90" → Target; "hip:gfx942" → backends.amd_compile.HipTarget."""
         family, _, arch = str(text).partition(":")
+        if family.lower() in ("hip", "amd", "rocm"):
+            from ..backends.amd_compile import HipTarget
+            return HipTarget.parse(text)
         if family.lower() not in ("cuda", "nvidia") or not arch:
             raise ValueError(f"unknown target {text!r} (expected e.g. 'cuda:90' or 'cuda:90a')")
         arch = arch.lower().removeprefix("sm_")
@@ -112,8 +119,8 @@ class CompiledKernel:
 
     @property
     def kernel(self) -> bytes | str:
-        """The binary the driver loads: the cubin, or the PTX without ptxas."""
-        return self.asm.get("cubin") or self.asm["ptx"]
+        """The binary the driver loads: the cubin (or PTX without ptxas), or the HSACO."""
+        return self.asm.get("cubin") or self.asm.get("hsaco") or self.asm["ptx"]
 
     def _init_handles(self) -> None:
         """Loads the kernel on the current device (Triton's name for it);
@@ -137,19 +144,23 @@ class CompiledKernel:
         _check_metadata(meta)
         asm: dict[str, Any] = {}
         for name, data in files.items():
-            if name == "kernel.cubin":
-                asm["cubin"] = data
+            if name in ("kernel.cubin", "kernel.hsaco"):
+                asm[name[len("kernel."):]] = data
             elif name == "kernel.tir":
                 asm["ir_bytes"] = data
             elif name.startswith("kernel."):
                 asm[name[len("kernel."):]] = data.decode()
-        if "ptx" not in asm:
-            raise ValueError("cache entry has no PTX")
+        if "ptx" not in asm and "hsaco" not in asm:
+            raise ValueError("cache entry has no PTX and no HSACO")
         return CompiledKernel(meta["name"], asm, meta)
 
     def load(self, device: int = 0) -> Any:
         """The kernel loaded on `device` (a `_core.CudaKernel`), loaded once."""
         k = self._loaded.get(device)
+        if k is None and "hsaco" in self.asm:
+            from .hip import HipKernel
+            k = self._loaded[device] = HipKernel(self.asm["hsaco"], self.metadata.get("symbol", self.name), self.params,
+                                                 self.metadata["num_warps"], self.metadata.get("warp_size", 64))
         if k is None:
             image = self.asm.get("cubin") or self.asm["ptx"]
             k = _core.CudaKernel(image, self.metadata.get("symbol", self.name), self.params, num_warps=self.metadata["num_warps"],
@@ -163,8 +174,12 @@ class CompiledKernel:
     def __getitem__(self, grid: Any):
         """`compiled[grid](*args, stream=None)`: every parameter, constexprs included (ignored)."""
         def launch(*args: Any, stream: int | None = None) -> None:
-            dev = driver.current_device()
             g = normalize_grid(grid)
+            if "hsaco" in self.asm:      # AMD: the HIP runtime, PyTorch ROCm's current stream
+                from . import hip
+                self.load(0).launch(g[0], g[1], g[2], hip.current_stream() if stream is None else stream, tuple(args))
+                return
+            dev = driver.current_device()
             self.load(dev).launch(g[0], g[1], g[2], driver.current_stream(dev) if stream is None else stream,
                                   tuple(args))
         return launch
@@ -215,6 +230,11 @@ def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, n
     meta: dict[str, Any] = {"name": name, "target": str(target), "num_warps": num_warps, "num_stages": num_stages,
                             "params": params, "shared": 0, "dynamic_shared": 0, "registers": None,
                             "spill_stores": 0, "spill_loads": 0, "stack_bytes": 0, "ptxas": None}
+    if target.backend == "hip":
+        from ..backends.amd_compile import compile_hsaco
+        compile_hsaco(ir, asm, meta, target, num_warps, dump_stages)
+        meta["spills"] = meta["spill_stores"] + meta["spill_loads"]
+        return CompiledKernel(name, asm, meta)
     out = _core.compile_ptx(ir, arch=target.codegen_arch, num_warps=num_warps, dump_stages=dump_stages,
                             libdevice=libdevice_path())
     if dump_stages:
@@ -278,17 +298,18 @@ def warmup_compile(jit_fn: Any, args: tuple, params: dict, options: dict) -> Any
                         options.get("num_stages", 3), options.get("debug"))
 
 
-def target_of(target: Any) -> Target:
-    """"cuda:90", a Target, a GPUTarget-like object (backend, arch) or None
-    (the current device's target; cuda:90 without a GPU)."""
+def target_of(target: Any) -> Any:
+    """"cuda:90", "hip:gfx942", a Target, a GPUTarget-like object (backend,
+    arch) or None (the current device's target; cuda:90 without a GPU)."""
+    from ..backends.amd_compile import HipTarget
     if target is None:
         target = driver.target_for(driver.current_device()) if driver.available() else "cuda:90"
-    if isinstance(target, Target):
+    if isinstance(target, (Target, HipTarget)):
         return target
     if hasattr(target, "backend") and hasattr(target, "arch"):
-        if target.backend != "cuda":
-            raise ValueError(f"target {target!r}: tritium compiles for NVIDIA GPUs only (backend 'cuda')")
-        target = f"cuda:{target.arch}"
+        if target.backend not in ("cuda", "hip"):
+            raise ValueError(f"target {target!r}: tritium compiles for backends 'cuda' (NVIDIA) and 'hip' (AMD)")
+        target = f"{target.backend}:{target.arch}"
     return Target.parse(target)
 
 
@@ -301,7 +322,7 @@ def compile_with_target(fn: Any, signature: Any = None, constexprs: dict | None 
             raise TypeError(f"tritium.compile expects a @jit function, got {fn!r}")
     target_ = target_of(target)
     params = fn._params_for((), {}, signature_arg(signature), constexprs)
-    spec = attrs_from_user(fn, attrs, "cuda", signature=params)
+    spec = attrs_from_user(fn, attrs, target_.backend, signature=params)
     ir = frontend.compile_kernel(fn, params, spec.arg_attrs(), debug=debug).encode()
     return compile_ir_bytes(ir, fn.__name__, param_kinds(params), target_, num_warps, num_stages,
                             dump_stages=dump_stages)

@@ -19,7 +19,7 @@ use super::{Lowering, Regs};
 use crate::error::{CodegenError, Result};
 use crate::layout::{dim_mask, TensorLayout};
 
-const SMEM_NAME: &str = "tritium_smem";
+const SMEM_NAME: &str = crate::target::SHARED_ARRAY;
 
 #[derive(Default)]
 pub(crate) struct SmemState<'c> {

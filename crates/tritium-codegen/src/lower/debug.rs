@@ -88,6 +88,14 @@ impl<'a, 'c> Lowering<'a, 'c> {
     }
 
     pub(super) fn lower_print(&mut self, op: Op) -> Result<()> {
+        // a target without device printing says so at the user's line
+        self.print_op(op).map_err(|e| match e {
+            CodegenError::Unsupported { reason, .. } => self.unsupported(op, reason),
+            e => e,
+        })
+    }
+
+    fn print_op(&mut self, op: Op) -> Result<()> {
         let data = self.op(op);
         let prefix = data.attrs.get("prefix").and_then(Attr::as_str).unwrap_or("").replace('%', "%%");
         let hex = data.attrs.get("hex").and_then(Attr::as_bool).unwrap_or(false);

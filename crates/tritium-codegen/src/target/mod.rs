@@ -1,6 +1,9 @@
 //! What differs between GPU targets, behind one trait: the LLVM triple and data
 //! layout, ids, barriers, shuffles, predicated global memory access, kernel
 //! marking and object emission. Shared lowering (`crate::lower`) calls only this.
+//! A target is data, `(backend, arch, warp size)` as Triton's `GPUTarget`;
+//! `lookup` finds one by name (`cuda:90`, `hip:gfx942`).
+pub mod amdgpu;
 mod libdevice;
 pub mod nvptx;
 
@@ -11,7 +14,58 @@ use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use crate::error::Result;
 use crate::llvm::Llvm;
 
+pub use amdgpu::{AmdArch, Amdgpu};
 pub use nvptx::{NvArch, Nvptx};
+
+/// The module's dynamic shared-memory array (every function's shared memory
+/// is a byte range of it).
+pub const SHARED_ARRAY: &str = "tritium_smem";
+
+/// A compilation target by name: `cuda:90`, `sm_90a`, `90` (NVIDIA) or
+/// `hip:gfx942`, `gfx1100` (AMD).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arch {
+    Nvidia(NvArch),
+    Amd(AmdArch),
+}
+
+impl Arch {
+    pub fn parse(s: &str) -> Result<Arch> {
+        if let Some(a) = AmdArch::parse(s) {
+            return Ok(Arch::Amd(a));
+        }
+        let t = s.trim().to_ascii_lowercase();
+        if t.starts_with("hip:") || t.starts_with("gfx") {
+            let names: Vec<&str> = AmdArch::ALL.iter().map(|a| a.name()).collect();
+            return Err(crate::error::CodegenError::Option(format!("unknown AMD architecture {s:?}; expected one of {}", names.join(", "))));
+        }
+        NvArch::parse(s).map(Arch::Nvidia)
+    }
+    /// Triton's `GPUTarget` spelling: `cuda:90a`, `hip:gfx942`.
+    pub fn name(self) -> String {
+        match self {
+            Arch::Nvidia(a) => format!("cuda:{}", &a.name()[3..]),
+            Arch::Amd(a) => format!("hip:{}", a.name()),
+        }
+    }
+    /// The backend's `Target` for this architecture.
+    pub fn target(self) -> Box<dyn Target> {
+        self.target_with(None)
+    }
+    /// `target`, with NVIDIA's libdevice.10.bc to link where calls need it
+    /// (AMD links no device library).
+    pub fn target_with(self, libdevice: Option<std::path::PathBuf>) -> Box<dyn Target> {
+        match self {
+            Arch::Nvidia(a) => Box::new(Nvptx::new(a).with_libdevice(libdevice)),
+            Arch::Amd(a) => Box::new(Amdgpu::new(a)),
+        }
+    }
+}
+
+/// The `Target` named `name` (see `Arch::parse`).
+pub fn lookup(name: &str) -> Result<Box<dyn Target>> {
+    Ok(Arch::parse(name)?.target())
+}
 
 /// Grid axis of a thread/block id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,8 +207,21 @@ pub trait Target {
     fn target_machine(&self) -> Result<TargetMachine>;
     /// Marks `f` as a kernel entry launched with at most `max_threads` threads per block.
     fn mark_kernel<'c>(&self, llvm: &Llvm<'c>, f: FunctionValue<'c>, max_threads: u32) -> Result<()>;
-    /// Emits the module as the target's loadable text or object (PTX for NVPTX).
+    /// Emits the module as the target's assembly text (PTX, AMDGCN).
     fn emit(&self, llvm: &Llvm<'_>, machine: &TargetMachine) -> Result<Vec<u8>>;
+    /// The loadable binary built in-process, if the target makes one (AMDGPU's HSACO;
+    /// NVPTX leaves PTX to ptxas or the driver).
+    fn binary(&self, _llvm: &Llvm<'_>, _machine: &TargetMachine) -> Result<Option<Vec<u8>>> {
+        Ok(None)
+    }
+    /// Module-level settings before anything is lowered (flags, metadata).
+    fn prepare_module(&self, _llvm: &Llvm<'_>) -> Result<()> {
+        Ok(())
+    }
+    /// After lowering, once the kernels' shared-memory size is known.
+    fn finish_module(&self, _llvm: &Llvm<'_>, _shared_bytes: u32) -> Result<()> {
+        Ok(())
+    }
 
     fn thread_id<'c>(&self, llvm: &Llvm<'c>, axis: Axis) -> Result<IntValue<'c>>;
     fn block_id<'c>(&self, llvm: &Llvm<'c>, axis: Axis) -> Result<IntValue<'c>>;
