@@ -247,3 +247,46 @@ def test_a_broken_code_object_is_a_clear_error():
         hsaco.kernel_resources(k.asm["hsaco"], "other")
     with pytest.raises(hsaco.HsacoError):
         hsaco.metadata(k.asm["hsaco"][:200])
+
+
+# --- buffer operations from the pointer-range specialization -------------------
+
+@tritium.jit
+def masked_copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m, other=1.0) + 1.0, mask=m)
+
+
+@tritium.jit
+def signed_offsets(x_ptr, y_ptr, shift, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK) - shift
+    tl.store(y_ptr + tl.arange(0, BLOCK), tl.load(x_ptr + offs))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_pointer_range_selects_buffer_ops(arch, tmp_path):
+    sig, consts = "*fp32,*fp32,i32", {"BLOCK": 1024}
+    d16 = ["x_ptr", "y_ptr", "n"]
+    plain = tritium.compile(masked_copy, signature=sig, constexprs=consts, target=arch, attrs={"divisibility": d16})
+    buf = tritium.compile(masked_copy, signature=sig, constexprs=consts, target=arch,
+                          attrs={"divisibility": d16, "pointer_range_32": ["x_ptr", "y_ptr"]})
+    plain_text = disassemble(plain.asm["hsaco"], arch, tmp_path)
+    buf_text = disassemble(buf.asm["hsaco"], arch, tmp_path)
+    load, store = ("buffer_load_dwordx4", "buffer_store_dwordx4") if arch.endswith("gfx942") else \
+        ("buffer_load_b128", "buffer_store_b128")
+    assert load in buf_text and store in buf_text
+    assert "global_load" not in buf_text and "global_store" not in buf_text
+    # masks are the hardware's range check: no exec-mask branch around the accesses
+    assert "s_cbranch_execz" not in buf_text
+    assert "buffer_load" not in plain_text and "global_load" in plain_text
+    assert "llvm.amdgcn.raw.ptr.buffer.load" in buf.asm["llir"]
+
+
+def test_buffer_ops_need_offsets_proven_non_negative(tmp_path):
+    # `arange - shift` may be negative: a buffer access would read zeros there
+    k = tritium.compile(signed_offsets, signature="*fp32,*fp32,i32", constexprs={"BLOCK": 256}, target="hip:gfx942",
+                        attrs={"pointer_range_32": ["x_ptr", "y_ptr"]})
+    text = disassemble(k.asm["hsaco"], "hip:gfx942", tmp_path)
+    assert "global_load" in text            # x: offsets of unknown sign
+    assert "buffer_store" in text           # y: arange offsets

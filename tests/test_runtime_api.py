@@ -109,8 +109,8 @@ def test_ast_source_errors_name_the_problem():
     src = ASTSource(scale_kernel, {"x_ptr": "*fp32"}, attrs={(0,): [["tt.pointer_range", 32]]})
     with pytest.raises(ValueError, match="unknown attribute 'tt.pointer_range'"):
         src.tritium_arguments()
-    with pytest.raises(ValueError, match="backend 'cuda'"):
-        triton.compile(ASTSource(scale_kernel, {}), target=GPUTarget("hip", "gfx942", 64))
+    with pytest.raises(ValueError, match="backends 'cuda' \\(NVIDIA\\) and 'hip' \\(AMD\\)"):
+        triton.compile(ASTSource(scale_kernel, {}), target=GPUTarget("metal", "m3", 32))
 
 
 @pytest.mark.skipif(os.name != "posix", reason="a shell script stands in for ptxas")

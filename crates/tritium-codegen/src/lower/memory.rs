@@ -1,7 +1,8 @@
 //! Global `load` and `store`: a thread's registers are grouped into vectors
 //! as wide as contiguity, alignment, mask constancy (tritium-analysis'
 //! AxisInfo, along the last dim) and the target allow, and
-//! each group is one predicated access of machine words (`Target::load_global`).
+//! each group is one predicated access of machine words (`Target::load_global`,
+//! or a buffer access where `buffer.rs` allows one).
 //! `i1` memory is one byte per element, as in Triton.
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValueEnum;
@@ -158,7 +159,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 }
                 None => None,
             };
-            let words = self.target.load_global(self.llvm, ptrs[g].into_pointer_value(), access, pred, other_words.as_deref(), &hints)?;
+            let words = self.load_access(ptr, ptrs[g].into_pointer_value(), access, pred, other_words.as_deref(), &hints)?;
             for e in self.unpack(&words, st, vec)? {
                 out.push(if kind == ScalarKind::I1 {
                     let e = e.into_int_value();
@@ -206,7 +207,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             let elems: Vec<BasicValueEnum> =
                 values[g..g + vec as usize].iter().map(|&e| to_storage(self, e, kind)).collect::<Result<_>>()?;
             let words = self.pack(&elems, access)?;
-            self.target.store_global(self.llvm, ptrs[g].into_pointer_value(), access, &words, pred, &hints)?;
+            self.store_access(ptr, ptrs[g].into_pointer_value(), access, &words, pred, &hints)?;
         }
         Ok(())
     }

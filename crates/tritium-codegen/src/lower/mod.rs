@@ -6,6 +6,7 @@ mod arith;
 mod asm;
 mod atomic;
 mod barriers;
+mod buffer;
 mod call;
 mod cast;
 mod convert;

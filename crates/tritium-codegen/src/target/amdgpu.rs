@@ -385,6 +385,37 @@ impl Target for Amdgpu {
         Ok(())
     }
 
+    fn has_buffer_ops(&self) -> bool {
+        true
+    }
+    fn load_buffer<'c>(
+        &self,
+        llvm: &Llvm<'c>,
+        base: PointerValue<'c>,
+        offset: IntValue<'c>,
+        access: Access,
+        pred: Option<IntValue<'c>>,
+        other: Option<&[BasicValueEnum<'c>]>,
+        hints: &MemHints,
+    ) -> Result<Option<Vec<BasicValueEnum<'c>>>> {
+        if hints.volatile {
+            return Ok(None);
+        }
+        super::amdgpu_buffer::load(llvm, self.arch, base, offset, access, pred, other)
+    }
+    fn store_buffer<'c>(
+        &self,
+        llvm: &Llvm<'c>,
+        base: PointerValue<'c>,
+        offset: IntValue<'c>,
+        access: Access,
+        words: &[BasicValueEnum<'c>],
+        pred: Option<IntValue<'c>>,
+        _hints: &MemHints,
+    ) -> Result<bool> {
+        super::amdgpu_buffer::store(llvm, self.arch, base, offset, access, words, pred)
+    }
+
     fn fast_div_f32<'c>(&self, llvm: &Llvm<'c>, a: BasicValueEnum<'c>, b: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>> {
         // v_rcp_f32 (1 ulp) then a multiply: Triton's fast `/` on this hardware
         let f32t = llvm.context.f32_type();

@@ -4,6 +4,7 @@
 //! A target is data, `(backend, arch, warp size)` as Triton's `GPUTarget`;
 //! `lookup` finds one by name (`cuda:90`, `hip:gfx942`).
 pub mod amdgpu;
+mod amdgpu_buffer;
 mod amdgpu_ir;
 mod libdevice;
 pub mod nvptx;
@@ -255,6 +256,41 @@ pub trait Target {
         pred: Option<IntValue<'c>>,
         hints: &MemHints,
     ) -> Result<()>;
+    /// Whether the target has buffer instructions (`load_buffer`, `store_buffer`).
+    fn has_buffer_ops(&self) -> bool {
+        false
+    }
+    /// Loads `access` at byte `offset` (i32) of the buffer starting at `base`
+    /// when `pred`; masked-off lanes get `other` (None = zeros). `Ok(None)`:
+    /// this access cannot be a buffer access (the caller loads globally).
+    #[allow(clippy::too_many_arguments)]
+    fn load_buffer<'c>(
+        &self,
+        _llvm: &Llvm<'c>,
+        _base: PointerValue<'c>,
+        _offset: IntValue<'c>,
+        _access: Access,
+        _pred: Option<IntValue<'c>>,
+        _other: Option<&[BasicValueEnum<'c>]>,
+        _hints: &MemHints,
+    ) -> Result<Option<Vec<BasicValueEnum<'c>>>> {
+        Ok(None)
+    }
+    /// Stores `words` at byte `offset` of the buffer at `base` when `pred`;
+    /// `Ok(false)`: not as a buffer access (the caller stores globally).
+    #[allow(clippy::too_many_arguments)]
+    fn store_buffer<'c>(
+        &self,
+        _llvm: &Llvm<'c>,
+        _base: PointerValue<'c>,
+        _offset: IntValue<'c>,
+        _access: Access,
+        _words: &[BasicValueEnum<'c>],
+        _pred: Option<IntValue<'c>>,
+        _hints: &MemHints,
+    ) -> Result<bool> {
+        Ok(false)
+    }
     /// Float division as Triton's `/` (fast, not IEEE-rounded): f32 only.
     fn fast_div_f32<'c>(&self, llvm: &Llvm<'c>, a: BasicValueEnum<'c>, b: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>>;
     /// f32 → f16 (a `half`) or bf16 (its bits as i16, see `lower`), rounded
