@@ -16,7 +16,7 @@ import pytest
 import tritium
 import tritium.language as tl
 from tritium.backends import hsaco
-from tritium.compiler.errors import CompilationError
+from tritium.language.extra import libdevice
 
 ROOT = Path(__file__).resolve().parents[1]
 READELF = shutil.which("llvm-readelf-19") or shutil.which("llvm-readelf")
@@ -290,3 +290,14 @@ def test_buffer_ops_need_offsets_proven_non_negative(tmp_path):
     text = disassemble(k.asm["hsaco"], "hip:gfx942", tmp_path)
     assert "global_load" in text            # x: offsets of unknown sign
     assert "buffer_store" in text           # y: arange offsets
+
+
+@tritium.jit
+def uses_libdevice(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, libdevice.lgamma(tl.load(x_ptr + offs)))
+
+
+def test_device_library_calls_are_a_clear_error():
+    with pytest.raises(Exception, match="(?s)__nv_lgammaf.*AMD targets link none"):
+        tritium.compile(uses_libdevice, signature="*fp32,*fp32", constexprs={"BLOCK": 64}, target="hip:gfx942")
