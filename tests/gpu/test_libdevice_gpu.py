@@ -44,10 +44,11 @@ def test_gpu_matches_the_interpreter(name, types, symbol, ret):
         np.testing.assert_allclose(got, want, rtol=FAST_RTOL, atol=1e-4)
         return
     exact = name.endswith(("_rn", "_rz", "_rd", "_ru")) or name in ("floor", "ceil", "trunc", "rint", "round",
-                                                                   "nearbyint", "abs", "copysign", "fdim", "fmod",
+                                                                   "nearbyint", "abs", "copysign", "fmod",
                                                                    "remainder", "ldexp", "scalbn", "saturatef",
                                                                    "nextafter", "int_as_float", "uint_as_float",
-                                                                   "longlong_as_double", "hiloint2double", "fma")
+                                                                   "longlong_as_double", "hiloint2double")
     err = C.ulps(got, want, out_dtype)
-    bound = 0 if exact else LOOSE.get(name, 4)
+    # fma and fdim: the interpreter rounds through f64 first, so it may be 1 ulp off itself
+    bound = 0 if exact else 1 if name in ("fma", "fdim") else LOOSE.get(name, 4)
     assert err.max() <= bound, f"{symbol}: {err.max()} ulps at {[a[err.argmax()] for a in args]}"

@@ -471,8 +471,11 @@ def _rounding(name: str, ftype: type) -> Callable | None:
     if base == "frsqrt":
         return lambda a: (1.0 / np.sqrt(a.astype(np.float64))).astype(np.float32)
     if base in ("fmaf", "fma"):
-        return _directed(lambda a, b, c: a * b + c, lambda a, b, c: ftype(float(Fraction(float(a)) * Fraction(
-            float(b)) + Fraction(float(c)))), ftype, mode)
+        def nearest(a, b, c):   # one rounding of the exact a * b + c
+            if not all(math.isfinite(float(v)) for v in (a, b, c)):
+                return ftype(float(a) * float(b) + float(c))
+            return _round_exact(Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c)), ftype, "rn")
+        return _directed(lambda a, b, c: a * b + c, nearest, ftype, mode)
     src, _, dst = base.partition("2")
     if src in ("float", "double") and dst in _INT_RANGE:
         return _float_to_int(dst, mode)

@@ -185,25 +185,33 @@ pub trait Target {
     fn has_fp8_convert(&self) -> bool;
 
     /// The target's own lowering of library function `symbol` (an
-    /// `extern_elementwise` call) on `args`, or None when it has none.
+    /// `extern_elementwise` call) on `args`, or None when it has none (the
+    /// default: a target without a device library lowers nothing itself).
     fn lower_library_call<'c>(
         &self,
-        llvm: &Llvm<'c>,
-        symbol: &str,
-        args: &[BasicValueEnum<'c>],
-        ret: BasicTypeEnum<'c>,
-    ) -> Result<Option<BasicValueEnum<'c>>>;
+        _llvm: &Llvm<'c>,
+        _symbol: &str,
+        _args: &[BasicValueEnum<'c>],
+        _ret: BasicTypeEnum<'c>,
+    ) -> Result<Option<BasicValueEnum<'c>>> {
+        Ok(None)
+    }
     /// Calls `symbol` from a library `link_libraries` will link, or says why
-    /// it cannot (no such library, or none was given).
+    /// it cannot (no such library, or none was given); by default the target
+    /// links none, so the call is a compile error naming the function.
     fn call_library<'c>(
         &self,
-        llvm: &Llvm<'c>,
-        symbol: &str,
-        args: &[BasicValueEnum<'c>],
-        ret: BasicTypeEnum<'c>,
-    ) -> std::result::Result<Result<BasicValueEnum<'c>>, String>;
+        _llvm: &Llvm<'c>,
+        _symbol: &str,
+        _args: &[BasicValueEnum<'c>],
+        _ret: BasicTypeEnum<'c>,
+    ) -> std::result::Result<Result<BasicValueEnum<'c>>, String> {
+        Err(format!("the {} target links no device library", self.name()))
+    }
     /// Links the libraries the module's `call_library` calls need, before optimisation.
-    fn link_libraries(&self, llvm: &Llvm<'_>) -> Result<()>;
+    fn link_libraries(&self, _llvm: &Llvm<'_>) -> Result<()> {
+        Ok(())
+    }
 
     /// The machine that optimises and emits code for this target.
     fn target_machine(&self) -> Result<TargetMachine>;
