@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from .runtime import driver
 from .settings import is_true
 
 class _EnvKnob:
@@ -104,7 +105,6 @@ class nvidia_knobs(_Group):
     @property
     def ptxas(self) -> NvidiaTool | None:
         """The ptxas tritium uses (TRITIUM_PTXAS, PATH, pip's nvidia wheels), or None."""
-        from .runtime import driver
         path = driver.ptxas_path()
         return NvidiaTool(path, driver.ptxas_version() or "") if path else None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
+from .runtime import driver
 from .runtime.bench import do_bench, do_bench_cudagraph
 
 
@@ -175,7 +176,6 @@ def perf_report(benchmarks: Benchmark | list[Benchmark]) -> Callable[[Callable[.
 
 def get_dram_gbps(device: int | None = None) -> float:
     """The device's DRAM bandwidth in GB/s, from its memory clock and bus width."""
-    from .runtime import driver
     active = driver.active
     props = active.utils.get_device_properties(active.get_current_device() if device is None else device)
     return props["mem_clock_rate"] * props["mem_bus_width"] * 2 / 1e6 / 8

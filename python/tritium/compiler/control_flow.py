@@ -8,6 +8,7 @@ import ast
 import contextlib
 from typing import Any, Iterator
 
+from .. import language
 from ..language import core, semantic
 from ..language.dtypes import int1
 from .flattening import flatten, unflatten
@@ -19,7 +20,6 @@ _RANGE_OPTIONS = ("num_stages", "loop_unroll_factor", "flatten", "warp_specializ
 
 
 def _language_class(name: str) -> Any:
-    from .. import language
     return getattr(language, name, None)
 
 

@@ -8,6 +8,7 @@ import operator
 from typing import Any
 
 from ..language import core
+from ..language import semantic
 from ..language.kernel_function import KernelFunction
 from .values import is_static, is_tensor, unwrap
 
@@ -70,13 +71,11 @@ class ExpressionMixin:
         if isinstance(node.op, ast.Not):
             if is_static(v):
                 return _const(not unwrap(v))
-            from ..language import semantic
             return semantic.not_(v)
         fn = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[type(node.op)]
         return _const(fn(unwrap(v))) if is_static(v) else fn(v)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
-        from ..language import semantic
         is_and = isinstance(node.op, ast.And)
         acc = self.visit(node.values[0])
         for expr in node.values[1:]:

@@ -10,21 +10,22 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from .. import language as tl
 from ..language import core
 from ..language.blocks import descriptor_args, descriptor_value, tensor_descriptor_type
 from ..language.builder import using_builder
 from ..language.dtypes import dtype
+from ..language.python_subset import check_function, closure_vars, construct_name
+from ..language.source import FunctionSource
 from . import aggregates, noinline_calls
 from .context import ModuleContext, pop_generator, push_generator
 from .control_flow import ControlFlowMixin
 from .errors import CompilationError, CompileTimeAssertionFailure, UnsupportedLanguageConstruct
 from .expressions import ExpressionMixin
+from .flattening import contains_aggregate, flatten, unflatten
 from .ir import IRBuilder
 from .returns import rewrite_returns
-from ..language.python_subset import check_function, closure_vars, construct_name
-from ..language.source import FunctionSource
 from .scope import lookup_closure, lookup_global
-from .flattening import contains_aggregate, flatten, unflatten
 from .values import is_number, is_static, is_tensor, to_tensor, unwrap
 
 RET = "$ret"  # the local that carries a function's return value through if-merges
@@ -173,7 +174,6 @@ class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin
                 raise self.error(node, f"static assertion failed{': ' + str(msg) if msg else ''}",
                                  CompileTimeAssertionFailure)
             return
-        from .. import language as tl
         tl.device_assert(cond, str(msg))
 
     # -- calls of @jit functions -----------------------------------------

@@ -7,15 +7,15 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+from .. import language as tl
 from ..language.python_subset import (KERNEL_BUILTINS, closure_allowed, closure_refusal, global_allowed,
                                       global_refusal, kernel_minmax)
+from .values import unwrap
 
 _MISSING = object()
 
 
 def _device_print(*args: Any) -> Any:
-    from .. import language as tl
-    from .values import unwrap
     # Triton maps print() to device_print; a leading string is the prefix
     prefix = ""
     if args and isinstance(unwrap(args[0]), str):
@@ -25,14 +25,12 @@ def _device_print(*args: Any) -> Any:
 
 def _static_args(fn):
     def call(*args: Any, **kwargs: Any) -> Any:
-        from .values import unwrap
         return fn(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
     call.__name__ = fn.__name__
     return call
 
 
 def _abs(x: Any) -> Any:
-    from .values import unwrap
     return abs(unwrap(x))
 
 

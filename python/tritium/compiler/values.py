@@ -11,8 +11,8 @@ from ..language import core, semantic
 same_static = core.same_static  # the interpreter's aggregates decide with the same rule
 
 
-def unwrap(v: Any) -> Any:
-    return v.value if isinstance(v, core.constexpr) else v
+# the language's own: a constexpr never nests (its constructor unwraps)
+unwrap = core._unwrap
 
 
 def is_tensor(v: Any) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import _core
 from .events import Event, Launch, MemoryEvent
 
 #: a loop running at most this many times with a constant trip count is worth unrolling
@@ -109,7 +110,6 @@ class Profiler:
         if ir is None:
             self.compiler_notes[launch.kernel] = "no compiler report (this kernel is not compiled by tritium)"
             return
-        from .. import _core
         report = _core.access_report(ir)
         for a in report["accesses"]:
             row = self._row(a["file"], a["line"])

@@ -12,7 +12,6 @@ InterpreterError at the kernel's line (errors.py).
 """
 from __future__ import annotations
 
-import inspect
 import random
 from typing import Any, Callable, Sequence
 
@@ -24,7 +23,8 @@ from ..language import core
 from ..language.blocks import descriptor_args, descriptor_value, tensor_descriptor_type
 from ..language.builder import using_builder
 from ..language.dtypes import pointer_type
-from ..language.signature import arg_type
+from ..language.kernel_function import KernelFunction
+from ..language.signature import specialize
 from .batches import Schedule
 from .builder import NumpyBuilder, is_user_file, wrap
 from .errors import DataRaceError, InterpreterError, located
@@ -101,24 +101,13 @@ def _convert(name: str, value: Any, ty: Any, memory: MemoryMap, hosts: list[_Hos
 def _types_for(kernel: Any, bound: dict[str, Any]) -> dict[str, Any]:
     if hasattr(kernel, "specialize"):
         return kernel.specialize(bound)
-    fn = kernel
-    out = {}
-    for p in inspect.signature(fn).parameters.values():
-        v = bound[p.name]
-        if core.is_constexpr_annotation(p.annotation):
-            out[p.name] = v if isinstance(v, core.constexpr) else core.constexpr(v)
-        else:
-            out[p.name] = arg_type(p.name, v)
-    return out
+    return specialize(KernelFunction(kernel).params, bound)
 
 
 def _bind(kernel: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
-    if hasattr(kernel, "bind_call"):
-        return kernel.bind_call(list(args), kwargs)
-    sig = inspect.signature(kernel)
-    b = sig.bind(*args, **kwargs)
-    b.apply_defaults()
-    return dict(b.arguments)
+    # a plain-function kernel (the NKI frontend's) binds by the @jit rules
+    binder = kernel if hasattr(kernel, "bind_call") else KernelFunction(kernel)
+    return binder.bind_call(list(args), kwargs)
 
 
 def _ir_of(kernel: Any, bound: dict[str, Any]) -> Callable[[], bytes | None]:

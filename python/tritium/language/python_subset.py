@@ -15,12 +15,12 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..settings import allow_non_constexpr_globals
 from . import builtins as _builtins
 from . import core
-from ..settings import allow_non_constexpr_globals
 from .dtypes import dtype
-from .kernel_function import KernelFunction
 from .errors import CompilationError, UnsupportedLanguageConstruct
+from .kernel_function import KernelFunction
 from .source import FunctionSource
 
 #: Python builtins a kernel may use (the compiler gives each its kernel meaning).

@@ -116,6 +116,20 @@ def arg_type(name: str, v: Any) -> dtype | constexpr | tensor_descriptor_type:
     raise unsupported_arg(name, v)
 
 
+
+def specialize(params: list, bound: dict[str, Any]) -> dict[str, Any]:
+    """Each bound argument of a kernel's parameters (KernelParam) as an IR
+    dtype (a runtime argument) or a constexpr (specialized)."""
+    out = {}
+    for p in params:
+        v = bound[p.name]
+        if p.is_constexpr:
+            out[p.name] = v if isinstance(v, constexpr) else constexpr(v)
+        else:
+            out[p.name] = arg_type(p.name, v)
+    return out
+
+
 def split_signature(text: str, seps: str = ", ") -> list[str]:
     """`text` split at `seps` outside <...> and [...] (so `tensordesc<fp16[64, 64]>` stays whole)."""
     out, depth, cur = [], 0, ""

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from ..interpreter.builder import wrap
+from ..interpreter.floats import memory_itemsize
 from ..language import core, dtypes, semantic
 from ..language.builder import current_builder
 
@@ -89,7 +91,6 @@ Tile.__hash__ = object.__hash__
 
 
 def _tensor(values: np.ndarray, dtype: Any, shape: tuple) -> core.tensor:
-    from ..interpreter.builder import wrap
     ty = dtypes.block_type(dtype, list(shape)) if shape else dtype
     return core.tensor(wrap(values, ty), ty)
 
@@ -199,11 +200,9 @@ class HbmTensor:
         itemsize = _itemsize(self.dtype)
         addresses = base + offsets * itemsize
         ty = dtypes.block_type(self.ptr.dtype, list(shape)) if shape else self.ptr.dtype
-        from ..interpreter.builder import wrap
         current_builder()   # inside a launch
         return HbmView(self, core.tensor(wrap(addresses, ty), ty), shape)
 
 
 def _itemsize(dtype: Any) -> int:
-    from ..interpreter.floats import memory_itemsize
     return memory_itemsize(dtype)

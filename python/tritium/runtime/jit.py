@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from .. import _core
@@ -16,7 +15,7 @@ from ..interpreter import runner
 from ..language import core
 from ..language.builder import _state as _builder_state
 from ..language.kernel_function import KernelFunction, register_maker
-from ..language.signature import arg_type, parse_signature
+from ..language.signature import arg_type, parse_signature, specialize
 from ..language.source import parse_function
 from ..settings import debug_requested, interpret_requested
 from . import driver
@@ -25,19 +24,6 @@ from .dependencies import dependencies_digest
 from .launcher import launch as gpu_launch
 from .specialization import LAUNCH_OPTIONS, specializer
 from .tensors import MockTensor, TensorWrapper, reinterpret  # noqa: F401  Triton imports them from here
-
-@dataclass
-class KernelParam:
-    name: str
-    num: int
-    is_constexpr: bool
-    default: Any
-    annotation: Any
-
-    @property
-    def has_default(self) -> bool:
-        return self.default is not inspect.Parameter.empty
-
 
 class KernelInterface:
     """What `kernel[grid](...)` needs; shared by JITFunction and the tuners."""
@@ -55,8 +41,6 @@ class JITFunction(KernelInterface, KernelFunction):
                  repr: Callable | None = None, launch_metadata: Callable | None = None):
         if not inspect.isfunction(fn):
             raise TypeError(f"@jit expects a Python function, got {fn!r}")
-        self.fn = fn
-        self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
         self.__module__ = fn.__module__
         self.__doc__ = fn.__doc__
@@ -68,16 +52,7 @@ class JITFunction(KernelInterface, KernelFunction):
         # also sets `_fast`, the Rust launch entry (None until runtime/driver.py
         # makes one at the first GPU launch); it checks TRITIUM_INTERPRET itself
         self.interpret = bool(interpret) or interpret_requested()
-        sig = inspect.signature(fn)
-        self.signature = sig
-        self.params = [KernelParam(p.name, i, core.is_constexpr_annotation(p.annotation), p.default, p.annotation)
-                       for i, p in enumerate(sig.parameters.values())]
-        for p in sig.parameters.values():
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise TypeError(f"@jit function '{fn.__name__}' cannot take *args or **kwargs")
-        self.arg_names = [p.name for p in self.params]
-        self.constexprs = [p.num for p in self.params if p.is_constexpr]
-        self.constexpr_names = {p.name for p in self.params if p.is_constexpr}
+        KernelFunction.__init__(self, fn)   # signature, params, constexprs
         self.do_not_specialize = [self._param_index(d) for d in do_not_specialize]
         self.do_not_specialize_on_alignment = [self._param_index(d) for d in do_not_specialize_on_alignment]
         self._source = None
@@ -120,41 +95,9 @@ class JITFunction(KernelInterface, KernelFunction):
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"
 
-    # -- binding ----------------------------------------------------------
-    def bind_call(self, args: list | tuple, kwargs: dict) -> dict[str, Any]:
-        """Binds arguments of a call (or launch) by Python's rules; errors name
-        the function and the parameter."""
-        name = self.__name__
-        if len(args) > len(self.params):
-            raise TypeError(f"{name}() takes {len(self.params)} argument{'s' * (len(self.params) != 1)} "
-                            f"but {len(args)} were given")
-        bound = {p.name: a for p, a in zip(self.params, args)}
-        for k, v in kwargs.items():
-            if k not in self.arg_names:
-                raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
-            if k in bound:
-                raise TypeError(f"{name}() got multiple values for argument '{k}'")
-            bound[k] = v
-        missing = [p.name for p in self.params if p.name not in bound and not p.has_default]
-        if missing:
-            raise TypeError(f"{name}() missing {len(missing)} required argument{'s' * (len(missing) != 1)}: "
-                            + ", ".join(f"'{m}'" for m in missing)
-                            + f" (expected {len(self.params)}, got {len(bound)})")
-        for p in self.params:
-            if p.name not in bound:
-                bound[p.name] = p.default
-        return {p.name: bound[p.name] for p in self.params}
-
     def specialize(self, bound: dict[str, Any]) -> dict[str, Any]:
         """Each parameter as an IR dtype (runtime argument) or a constexpr."""
-        out = {}
-        for p in self.params:
-            v = bound[p.name]
-            if p.is_constexpr:
-                out[p.name] = v if isinstance(v, core.constexpr) else core.constexpr(v)
-            else:
-                out[p.name] = arg_type(p.name, v)
-        return out
+        return specialize(self.params, bound)
 
     # -- compiling --------------------------------------------------------
     def compile_ir(self, *args: Any, signature: Any = None, constexprs: dict | None = None,

@@ -12,6 +12,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from .. import _core
 from ..backends import FLOAT, INTEGER, POINTER, Backend
 from ..backends import get as get_backend
 from ..backends.base import tensor_address
@@ -179,7 +180,10 @@ class Specializer:
 
 def _make_binder(jit_fn: Any, options: set):
     """`def bind(a, b, c=<default>, **options)` returning the arguments in
-    parameter order: Python's own binding, generated once per kernel."""
+    parameter order: Python's own binding (the rules of the one binder,
+    KernelFunction.bind_call), generated once per kernel for the launch path;
+    a call it refuses is refused by bind_call, whose messages name the
+    parameter as every other binding error does."""
     params = list(jit_fn.params)
     ns: dict[str, Any] = {}
     parts = []
@@ -200,6 +204,9 @@ def _make_binder(jit_fn: Any, options: set):
         try:
             return bind(*args, **kwargs)
         except TypeError as e:
+            bind_call = getattr(jit_fn, "bind_call", None)
+            if bind_call is not None:
+                bind_call(args, {k: v for k, v in kwargs.items() if k in jit_fn.arg_names})
             raise TypeError(str(e).replace("bind()", f"{name}()")) from None
     return checked if not options else _with_option_check(checked, options, name)
 
@@ -290,7 +297,6 @@ def dlpack_view(v: Any, param: str = "?", fn_name: str = "?") -> DLPackView:
     """Reads `v.__dlpack__()` (without consuming the capsule). A tensor that
     is not in CUDA memory, or of an element type kernels cannot take, is a
     TypeError naming the kernel and the argument."""
-    from .. import _core
     where = f"kernel '{fn_name}', argument '{param}'"
     try:
         address, dev_type, dev_id, name, code, bits = _core.dlpack_info(v.__dlpack__())
@@ -314,13 +320,8 @@ def _python_bind(binder, key_python):
 
 
 def _native_plan(plans: list, jit_fn: Any, options: set, fallback):
-    """The Rust KeyPlan for this signature (None only without the extension).
-    Python predicates (properties without a built-in test) are called from
-    Rust."""
-    try:
-        from .. import _core
-    except ImportError:
-        return None
+    """The Rust KeyPlan for this signature. Python predicates (properties
+    without a built-in test) are called from Rust."""
     spec = []
     for p in plans:
         def split(props: tuple):

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..backends.base import tensor_address
+from ..language.signature import element_dtype
+
 
 class MockTensor:
     """A tensor of `dtype` at address 0 (so it counts as 16-byte aligned)."""
@@ -39,7 +42,6 @@ class TensorWrapper:
     such as "fp8e5"); everything else is read from `base`."""
 
     def __init__(self, base: Any, dtype: Any):
-        from ..language.signature import element_dtype
         self.base = base
         self.dtype = element_dtype(dtype)
         self.data = getattr(base, "data", None)
@@ -47,7 +49,6 @@ class TensorWrapper:
         self.shape = getattr(base, "shape", None)
 
     def data_ptr(self) -> int:
-        from ..backends.base import tensor_address
         return tensor_address(self.base)
 
     def stride(self, *args: Any) -> Any:
@@ -81,7 +82,6 @@ class TensorWrapper:
 def reinterpret(tensor: Any, dtype: Any) -> Any:
     """`tensor` seen as elements of `dtype`: a TensorWrapper (or the tensor
     itself when its element type already is `dtype`)."""
-    from ..language.signature import element_dtype
     if isinstance(tensor, TensorWrapper):
         if element_dtype(dtype) == element_dtype(tensor.base.dtype):
             return tensor.base

@@ -14,6 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, List
 
+from ..language.dtypes import MAX_TENSOR_NUMEL
+from ..language.signature import element_dtype
+
 MAX_RANK = 5
 
 
@@ -36,7 +39,6 @@ def _is_float(base: Any) -> bool:
     flag = getattr(dt, "is_floating_point", None)
     if isinstance(flag, bool):
         return flag
-    from ..language.signature import element_dtype
     return element_dtype(dt).is_floating()
 
 
@@ -58,7 +60,6 @@ class TensorDescriptor:
         if len(self.strides) != rank or len(self.block_shape) != rank:
             raise ValueError(f"TensorDescriptor: shape, strides and block_shape must have one length, got "
                              f"{rank}, {len(self.strides)} and {len(self.block_shape)}")
-        from ..language.dtypes import MAX_TENSOR_NUMEL
         numel = 1
         for i, b in enumerate(self.block_shape):
             if b <= 0 or b & (b - 1):
