@@ -2,7 +2,7 @@
 with a @jit combine over (value, index) pairs, reverse, 1-D and 2-D along
 either axis) and 16-byte vectors for 2-D accesses `base + rows[:, None] *
 stride + cols[None, :]`. Each kernel goes frontend → compile_ptx → ptxas for
-sm_80 and sm_90a. tests/gpu/test_codegen_d.py runs the same kernels."""
+sm_80 and sm_90a. tests/gpu/test_scans_gpu.py runs the same kernels."""
 from __future__ import annotations
 
 import pytest
@@ -16,7 +16,7 @@ from test_codegen_ptx import ARCHS, ptxas
 ALIGNED = {"divisibility": 16}
 
 
-# --- kernels (shared with tests/gpu/test_codegen_d.py) ---------------------------
+# --- kernels (shared with tests/gpu/test_scans_gpu.py) ---------------------------
 
 @tritium.jit
 def cumsum_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, REVERSE: tl.constexpr):

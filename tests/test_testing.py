@@ -194,3 +194,9 @@ def test_assert_close_defaults_and_callables():
     testing.assert_close(np.array([True, False]), np.array([True, False]))
     with pytest.raises(AssertionError):
         testing.assert_close(np.array([True, False]), np.array([True, True]))
+
+
+def test_assert_close_takes_numpy_arrays():
+    testing.assert_close(np.ones(3), np.ones(3) + 1e-3)
+    with pytest.raises(AssertionError):
+        testing.assert_close(np.ones(3), np.ones(3) + 1)
