@@ -184,15 +184,7 @@ impl Target for Amdgpu {
         false
     }
 
-    fn lower_library_call<'c>(
-        &self,
-        _llvm: &Llvm<'c>,
-        _symbol: &str,
-        _args: &[BasicValueEnum<'c>],
-        _ret: BasicTypeEnum<'c>,
-    ) -> Result<Option<BasicValueEnum<'c>>> {
-        Ok(None)
-    }
+    // lower_library_call and link_libraries: the trait's defaults (no device library)
     fn call_library<'c>(
         &self,
         _llvm: &Llvm<'c>,
@@ -202,10 +194,6 @@ impl Target for Amdgpu {
     ) -> std::result::Result<Result<BasicValueEnum<'c>>, String> {
         Err(format!("{symbol} is a device-library function, and AMD targets link none (tritium does not ship ROCm's ocml)"))
     }
-    fn link_libraries(&self, _llvm: &Llvm<'_>) -> Result<()> {
-        Ok(())
-    }
-
     fn target_machine(&self) -> Result<TargetMachine> {
         INIT.call_once(|| LlvmTarget::initialize_amd_gpu(&InitializationConfig::default()));
         let triple = TargetTriple::create(self.triple());
