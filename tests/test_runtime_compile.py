@@ -35,7 +35,9 @@ SIG = "x_ptr=*fp32,y_ptr=*fp32,out_ptr=*fp32,n=i32,alpha=fp32"
 
 
 def test_target_parsing():
-    assert Target.parse("cuda:90").codegen_arch == "sm_90"
+    # a 9.0 device is compiled for as sm_90a (wgmma), as Triton does
+    assert Target.parse("cuda:90").codegen_arch == "sm_90a"
+    assert Target.parse("cuda:90").sass_arch == "sm_90a"
     assert Target.parse("cuda:90a").codegen_arch == "sm_90a"
     assert Target.parse("cuda:86").codegen_arch == "sm_80"
     assert Target.parse("cuda:86").sass_arch == "sm_86"

@@ -62,15 +62,18 @@ class Target:
 
     @property
     def codegen_arch(self) -> str:
-        """What the code generator targets (PTX is forward compatible)."""
-        if self.suffix == "a" and self.capability == 90:
+        """What the code generator targets (PTX is forward compatible). A
+        compute-capability-9.0 device gets sm_90a, as in Triton: the kernel
+        is compiled for that device, so its arch-specific instructions
+        (wgmma) are available."""
+        if self.capability == 90:
             return "sm_90a"
         return f"sm_{max(a for a in _CODEGEN_ARCHS if a <= self.capability)}"
 
     @property
     def sass_arch(self) -> str:
-        """What ptxas assembles for: the device itself."""
-        return f"sm_{self.capability}{self.suffix}"
+        """What ptxas assembles for: the device itself (sm_90a on a 9.0 device)."""
+        return "sm_90a" if self.capability == 90 else f"sm_{self.capability}{self.suffix}"
 
 
 class KernelMetadata(dict):
@@ -236,7 +239,7 @@ def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, n
         meta["spills"] = meta["spill_stores"] + meta["spill_loads"]
         return CompiledKernel(name, asm, meta)
     out = _core.compile_ptx(ir, arch=target.codegen_arch, num_warps=num_warps, dump_stages=dump_stages,
-                            libdevice=libdevice_path())
+                            libdevice=libdevice_path(), num_stages=num_stages)
     if dump_stages:
         asm["stages"] = [(str(stage), str(text)) for stage, text in out["stages"]]
     asm["llir"], asm["ptx"] = out["llir"], out["ptx"]

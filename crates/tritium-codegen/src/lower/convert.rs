@@ -160,7 +160,8 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 let i8t = self.llvm.context.i8_type();
                 let g = self.llvm.module.add_global(i8t.array_type(0), Some(AddressSpace::from(self.target.shared_addrspace())), SMEM_NAME);
                 g.set_linkage(Linkage::External);
-                g.set_alignment(16);
+                // NVMMA swizzles (wgmma, TMA) XOR address bits up to 1024: tiles start on that boundary
+                g.set_alignment(1024);
                 g
             })
             .as_pointer_value()

@@ -366,11 +366,4 @@ impl<'a, 'c> Lowering<'a, 'c> {
             (k, true) => return Err(self.unsupported(op, format!("a dot of {k:?} operands without tensor cores"))),
         })
     }
-
-    /// wgmma (sm_90a) is not lowered yet: layout assignment never picks MMA
-    /// v3 while `Target::mma` reports V2 for sm_90a.
-    fn dot_wgmma(&mut self, op: Op, _mma: &Mma, _precision: &str) -> Result<()> {
-        Err(self.unsupported(op, "wgmma lowering"))
-    }
-
 }

@@ -24,6 +24,7 @@ mod shared;
 mod shuffle;
 mod shape;
 mod tensor;
+mod wgmma;
 
 use std::collections::HashMap;
 

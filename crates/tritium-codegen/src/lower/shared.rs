@@ -181,6 +181,11 @@ impl<'a, 'c> Lowering<'a, 'c> {
         // threads holding copies write the same bytes: harmless, and cheaper than a predicate
         let _ = elem;
         self.shared_access(&buf, &from.lin, thread, &all, storage_ty, Some(&storage))?;
+        if matches!(self.layouts.of(res), Some(Layout::Shared(SharedLayout::Nvmma { .. }))) {
+            // wgmma and TMA read through the async proxy: order these
+            // generic-proxy stores before them (membar's barrier follows)
+            self.asm_void("fence.proxy.async.shared::cta;")?;
+        }
         // the result has no registers: its consumers read the buffer
         self.values.insert(res, Vec::new());
         Ok(())

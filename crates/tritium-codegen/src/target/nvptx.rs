@@ -243,7 +243,8 @@ impl Target for Nvptx {
         use tritium_transforms::MmaSupport;
         match self.arch {
             NvArch::Sm80 => MmaSupport::V2 { fp8: false },
-            NvArch::Sm89 | NvArch::Sm90 | NvArch::Sm90a => MmaSupport::V2 { fp8: true },
+            NvArch::Sm89 | NvArch::Sm90 => MmaSupport::V2 { fp8: true },
+            NvArch::Sm90a => MmaSupport::V3,
         }
     }
     fn has_fp8_convert(&self) -> bool {

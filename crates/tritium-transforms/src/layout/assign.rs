@@ -681,9 +681,11 @@ pub fn dot_layouts(
         let wn = opts.num_warps / wm;
         let instr_n = (n / wn).clamp(8, 256);
         let mma = Mma { version: 3, warps_per_cta: vec![wm, wn], instr_shape: vec![64, instr_n] };
-        // A is K-major ([M, K], K contiguous); B keeps N contiguous (MN-major)
+        // A is K-major ([M, K], K contiguous). B keeps N contiguous (MN-major,
+        // as row-major B loads arrive) where wgmma can transpose it (16-bit
+        // types); tf32, fp8 and int8 wgmma read K-major B only
         let sa = SharedLayout::nvmma(k, elem_bytes, false);
-        let sb = SharedLayout::nvmma(n, elem_bytes, false);
+        let sb = if elem_bytes == 2 { SharedLayout::nvmma(n, elem_bytes, false) } else { SharedLayout::nvmma(k, elem_bytes, true) };
         return Some((Layout::Mma(mma), Layout::Shared(sa), Layout::Shared(sb)));
     }
     // mma.sync: spread warps where the tile has the most instruction tiles left

@@ -1,0 +1,226 @@
+//! `dot` on sm_90a with `wgmma` (MMA v3): each warpgroup (4 warps) issues
+//! `wgmma.mma_async` on 64-row tiles of A and B read straight from shared
+//! memory through 64-bit matrix descriptors; the accumulator stays in
+//! registers in the v3 layout (`layout/mma.rs`). Operands arrive as
+//! shared-memory values in NVMMA layouts (layout assignment), so a
+//! descriptor is the tile's start address plus the layout's strides:
+//! - K-major (A; B of tf32/fp8/int8): rows of `swizzle` bytes, 8-row groups
+//!   `8 * swizzle` apart (SBO), K blocks `rows * swizzle` apart;
+//! - MN-major (B of 16-bit types, N contiguous): N blocks of `swizzle`
+//!   bytes `K * swizzle` apart (LBO), 8-row K groups `8 * swizzle` apart.
+//!
+//! Sequence per dot: `wgmma.fence`, one `wgmma.mma_async` per (M tile, N
+//! tile, K step), `commit_group`, `wait_group 0`. The wait takes the
+//! accumulator registers in and out, so nothing reads them before it.
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{BasicValueEnum, IntValue};
+use tritium_analysis::Access;
+use tritium_ir::{Op, ScalarKind};
+use tritium_transforms::layout::linear::{combine, flatten};
+use tritium_transforms::layout::{Layout, Mma, SharedLayout};
+
+use super::shared::SharedBuffer;
+use super::Lowering;
+use crate::error::{CodegenError, Result};
+
+/// How one wgmma operand tile is laid out, as the descriptor needs it.
+struct Operand<'c> {
+    buf: SharedBuffer<'c>,
+    shape: Vec<u32>,
+    /// Leading and stride byte offsets of the descriptor.
+    lbo: u32,
+    sbo: u32,
+    /// Descriptor swizzle mode bits (1: 128 B, 2: 64 B, 3: 32 B).
+    mode: u64,
+    /// The contiguous dim is M or N (not K): wgmma's "transpose" flag.
+    mn_major: bool,
+}
+
+fn operand_strides(layout: &SharedLayout, shape: &[u32], k_dim: usize) -> Option<(u32, u32, u64, bool)> {
+    let SharedLayout::Nvmma { swizzle_bytes: sw, transposed, .. } = *layout else { return None };
+    let mode = match sw {
+        128 => 1,
+        64 => 2,
+        32 => 3,
+        _ => return None,
+    };
+    // the contiguous dim: the tile's last unless transposed
+    let contiguous = if transposed { 0 } else { 1 };
+    let mn_major = contiguous != k_dim;
+    let rows = shape[1 - contiguous];
+    let (lbo, sbo) = if mn_major { (rows * sw, 8 * sw) } else { (1, 8 * sw) };
+    Some((lbo, sbo, mode, mn_major))
+}
+
+impl<'a, 'c> Lowering<'a, 'c> {
+    fn wgmma_operand(&self, op: Op, v: tritium_ir::Value, k_dim: usize) -> Result<Operand<'c>> {
+        let shape = self.module.types.dims(self.ty(v)).to_vec();
+        let Some(Layout::Shared(layout)) = self.layouts.of(v).cloned() else {
+            return Err(CodegenError::Internal("wgmma operand is not in shared memory".into()));
+        };
+        let (lbo, sbo, mode, mn_major) =
+            operand_strides(&layout, &shape, k_dim).ok_or_else(|| self.unsupported(op, format!("wgmma operand in layout {layout:?}")))?;
+        Ok(Operand { buf: self.shared_buffer(op, v)?, shape, lbo, sbo, mode, mn_major })
+    }
+
+    /// The 64-bit descriptor of `o`'s tile starting at element `at` plus
+    /// `units` (a warpgroup's index) times element `unit`; both are 8-row
+    /// aligned, where the swizzle leaves offsets additive.
+    fn descriptor(&self, o: &Operand<'c>, at: [u32; 2], unit: [u32; 2], units: IntValue<'c>) -> Result<IntValue<'c>> {
+        let b = &self.llvm.builder;
+        let cx = self.llvm.context;
+        let (i32t, i64t) = (cx.i32_type(), cx.i64_type());
+        let bytes = |c: [u32; 2]| combine(&o.buf.bases, flatten(&o.shape, &c)) * o.buf.elem_bytes;
+        let dynamic = b.build_int_mul(units, i32t.const_int(bytes(unit) as u64, false), "")?;
+        let base = b.build_ptr_to_int(o.buf.ptr, i32t, "")?;
+        let addr = b.build_int_add(b.build_int_add(base, dynamic, "")?, i32t.const_int(bytes(at) as u64, false), "")?;
+        let start = b.build_and(b.build_right_shift(addr, i32t.const_int(4, false), false, "")?, i32t.const_int(0x3fff, false), "")?;
+        let start = b.build_int_z_extend(start, i64t, "")?;
+        let rest = ((o.lbo as u64 >> 4) & 0x3fff) << 16 | ((o.sbo as u64 >> 4) & 0x3fff) << 32 | o.mode << 62;
+        Ok(b.build_or(start, i64t.const_int(rest, false), "")?)
+    }
+
+    pub(super) fn dot_wgmma(&mut self, op: Op, mma: &Mma, precision: &str) -> Result<()> {
+        let data = self.op(op);
+        let (a, b, acc_v, res) = (data.operands[0], data.operands[1], data.operands[2], data.results[0]);
+        let (ka, kb, kacc) = match (self.kind(a), self.kind(b), self.kind(res)) {
+            (Some(x), Some(y), Some(z)) => (x, y, z),
+            _ => return Err(self.unsupported(op, "pointer dot operands")),
+        };
+        let name = |k: ScalarKind| -> Option<&'static str> {
+            Some(match k {
+                ScalarKind::F16 => "f16",
+                ScalarKind::BF16 => "bf16",
+                ScalarKind::F32 if precision != "ieee" => "tf32",
+                ScalarKind::F8E4M3 => "e4m3",
+                ScalarKind::F8E5M2 => "e5m2",
+                ScalarKind::I8 => "s8",
+                ScalarKind::U8 => "u8",
+                _ => return None,
+            })
+        };
+        let (na, nb) = match (name(ka), name(kb)) {
+            (Some(x), Some(y)) => (x, y),
+            _ => return Err(self.unsupported(op, format!("wgmma with {ka:?} x {kb:?} operands"))),
+        };
+        let (acc_name, acc_per_reg) = match kacc {
+            ScalarKind::F32 => ("f32", 1),
+            ScalarKind::F16 => ("f16", 2),
+            ScalarKind::I32 => ("s32", 1),
+            other => return Err(self.unsupported(op, format!("wgmma accumulating {other:?}"))),
+        };
+        let (oa, ob) = (self.wgmma_operand(op, a, 1)?, self.wgmma_operand(op, b, 0)?);
+        if oa.mn_major || (ob.mn_major && ka.bits() != 16) {
+            return Err(CodegenError::Internal("wgmma operands must be K-major except 16-bit B".into()));
+        }
+        let (m, k) = (oa.shape[0], oa.shape[1]);
+        let n = ob.shape[1];
+        let (wm, wn) = (mma.warps_per_cta[0], mma.warps_per_cta[1]);
+        let (groups_m, instr_n) = (wm / 4, mma.instr_shape[1]);
+        let k_instr = 256 / ka.bits();
+        let (rm, rn, rk) = ((m / (64 * groups_m)).max(1), (n / (instr_n * wn)).max(1), k / k_instr);
+        let per_instr = (instr_n / 2) as usize; // accumulator values per thread per instruction
+        let mut acc = self.regs(acc_v)?.clone();
+        if acc.len() != (rm * rn) as usize * per_instr {
+            return Err(CodegenError::Internal(format!("wgmma: {} accumulator registers for a {rm}x{rn} tiling", acc.len())));
+        }
+        // operands were stored by generic-proxy stores: make them visible to wgmma
+        self.smem_candidate_barrier()?;
+        self.smem_access(Access::read(oa.buf.range.0, oa.buf.range.1));
+        self.smem_access(Access::read(ob.buf.range.0, ob.buf.range.1));
+        let bld = &self.llvm.builder;
+        let (_, warp) = self.lane_warp()?;
+        let group = bld.build_right_shift(warp, self.i32_const(2), false, "")?;
+        let (gm, gn) = if groups_m > 1 {
+            (bld.build_int_unsigned_rem(group, self.i32_const(groups_m as u64), "")?, bld.build_int_unsigned_div(group, self.i32_const(groups_m as u64), "")?)
+        } else {
+            (self.i32_const(0), group)
+        };
+        self.asm_void("wgmma.fence.sync.aligned;")?;
+        let f32t = self.llvm.context.f32_type();
+        let i32t = self.llvm.context.i32_type();
+        let reg_ty: BasicTypeEnum<'c> = if acc_name == "f32" { f32t.into() } else { i32t.into() };
+        let letter = if acc_name == "f32" { "f" } else { "r" };
+        let n_regs = per_instr / acc_per_reg;
+        let regs_list = (0..n_regs).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
+        let flags = match (na, acc_name) {
+            ("s8" | "u8", _) => String::new(),
+            ("f16" | "bf16", _) => format!(", 1, 1, 0, {}", ob.mn_major as u32),
+            _ => ", 1, 1".to_string(),
+        };
+        let asm = format!(
+            "{{ .reg .pred p; setp.ne.b32 p, ${s}, 0; wgmma.mma_async.sync.aligned.m64n{instr_n}k{k_instr}.{acc_name}.{na}.{nb} {{{regs_list}}}, ${da}, ${db}, p{flags}; }}",
+            s = 2 * n_regs + 2,
+            da = 2 * n_regs,
+            db = 2 * n_regs + 1,
+        );
+        let mut cons: Vec<String> = (0..n_regs).map(|_| format!("={letter}")).collect();
+        cons.extend((0..n_regs).map(|i| i.to_string()));
+        cons.extend(["l".to_string(), "l".to_string(), "r".to_string()]);
+        let cons = cons.join(",");
+        let ret = self.llvm.context.struct_type(&vec![reg_ty; n_regs], false);
+        for mi in 0..rm {
+            for ni in 0..rn {
+                let c0 = (mi * rn + ni) as usize * per_instr;
+                for ki in 0..rk {
+                    // this warpgroup's 64 rows of A and instr_n columns of B
+                    let da = self.descriptor(&oa, [mi * groups_m * 64, ki * k_instr], [64, 0], gm)?;
+                    let db = self.descriptor(&ob, [ki * k_instr, ni * wn * instr_n], [0, instr_n], gn)?;
+                    let mut args: Vec<BasicValueEnum<'c>> = Vec::with_capacity(n_regs + 3);
+                    for r in 0..n_regs {
+                        args.push(if acc_per_reg == 2 { self.pack_b32(&acc[c0 + 2 * r..c0 + 2 * r + 2])?.into() } else { acc[c0 + r] });
+                    }
+                    args.extend([BasicValueEnum::from(da), db.into(), self.i32_const(1).into()]);
+                    let out = self
+                        .llvm
+                        .inline_asm(&asm, &cons, Some(ret.into()), &args, true)?
+                        .ok_or_else(|| CodegenError::Llvm("wgmma asm returned nothing".into()))?
+                        .into_struct_value();
+                    for r in 0..n_regs {
+                        let v = self.llvm.builder.build_extract_value(out, r as u32, "")?;
+                        self.set_acc_reg(&mut acc, c0, r, acc_per_reg, v)?;
+                    }
+                }
+            }
+        }
+        self.asm_void("wgmma.commit_group.sync.aligned;")?;
+        // wait, passing every accumulator register through so nothing reads one early
+        let all = acc.len() / acc_per_reg;
+        let cons: Vec<String> = (0..all).map(|_| format!("={letter}")).chain((0..all).map(|i| i.to_string())).collect();
+        let ret = self.llvm.context.struct_type(&vec![reg_ty; all], false);
+        let args: Vec<BasicValueEnum<'c>> = (0..all)
+            .map(|r| if acc_per_reg == 2 { self.pack_b32(&acc[2 * r..2 * r + 2]).map(Into::into) } else { Ok(acc[r]) })
+            .collect::<Result<_>>()?;
+        let out = self
+            .llvm
+            .inline_asm("wgmma.wait_group.sync.aligned 0;", &cons.join(","), Some(ret.into()), &args, true)?
+            .ok_or_else(|| CodegenError::Llvm("wgmma wait returned nothing".into()))?
+            .into_struct_value();
+        for r in 0..all {
+            let v = self.llvm.builder.build_extract_value(out, r as u32, "")?;
+            self.set_acc_reg(&mut acc, 0, r, acc_per_reg, v)?;
+        }
+        self.set(op, acc);
+        Ok(())
+    }
+
+    /// Writes wgmma output register `r` (of the tile at `c0`) back into the accumulator.
+    fn set_acc_reg(&self, acc: &mut [BasicValueEnum<'c>], c0: usize, r: usize, per_reg: usize, v: BasicValueEnum<'c>) -> Result<()> {
+        if per_reg == 1 {
+            acc[c0 + r] = v;
+            return Ok(());
+        }
+        let b = &self.llvm.builder;
+        let h = self.llvm.context.f16_type();
+        let pair = b.build_bit_cast(v, h.vec_type(2), "")?.into_vector_value();
+        acc[c0 + 2 * r] = b.build_extract_element(pair, self.i32_const(0), "")?;
+        acc[c0 + 2 * r + 1] = b.build_extract_element(pair, self.i32_const(1), "")?;
+        Ok(())
+    }
+
+    /// An inline-asm statement with no operands that must stay where it is.
+    pub(super) fn asm_void(&self, asm: &str) -> Result<()> {
+        self.llvm.inline_asm(asm, "", None, &[], true)?;
+        Ok(())
+    }
+}
