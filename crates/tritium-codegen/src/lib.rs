@@ -40,6 +40,9 @@ pub struct Options {
     /// NVIDIA's libdevice.10.bc, linked when a kernel calls a libdevice
     /// function the target does not lower itself (None: such calls fail).
     pub libdevice: Option<std::path::PathBuf>,
+    /// Shared-memory stages of loops that load dot operands (below 2: none),
+    /// for loops whose `tl.range` does not set its own.
+    pub num_stages: u32,
 }
 
 impl Options {
@@ -62,6 +65,7 @@ impl Options {
             cross_call_barriers: !off,
             passes: PassOptions::default(),
             libdevice: None,
+            num_stages: 3,
         })
     }
 }
@@ -169,6 +173,20 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &dyn Target, module: &mut tritium
     // (their call sites must not weaken a callee's facts or ask for allocation)
     graph.retain(|f| reachable.contains(&f));
     let mut layouts = assign_all_layouts(target, module, &graph, options.num_warps);
+    if target.has_async_copy() {
+        // whatever else lives across a loop (a staged operand, scratch) keeps room
+        let budget = target.max_shared_bytes().saturating_sub(32 * 1024);
+        let opts = tritium_transforms::PipelineOptions { num_stages: options.num_stages, smem_budget: budget };
+        let mut pipelined = 0;
+        for &f in &graph.post_order {
+            if let Some(map) = layouts.get_mut(&f) {
+                pipelined += tritium_transforms::pipeline_loops(module, f, map, &opts);
+            }
+        }
+        if pipelined > 0 {
+            tritium_ir::verify(module).map_err(|e| CodegenError::Internal(format!("software pipelining left IR that does not verify: {e}")))?;
+        }
+    }
     let module: &tritium_ir::Module = module;
     // shared memory is planned and allocated on the IR, before lowering:
     // every scratch area, staged operand and call site gets its real offset

@@ -130,6 +130,8 @@ pub fn plan_function(module: &Module, func: &Function, layouts: &LayoutMap) -> R
                         plan.buffers.push((res, numel * eb(res), shared_align(s)));
                         0
                     }
+                    // read straight out of the source's buffer
+                    _ if layouts.of(src).is_some_and(Layout::is_shared) => 0,
                     _ => {
                         let (from, to) = (tl(src).ok_or_else(|| missing(op))?, tl(res).ok_or_else(|| missing(op))?);
                         if convert_needs_scratch(&from, &to) {
@@ -139,6 +141,15 @@ pub fn plan_function(module: &Module, func: &Function, layouts: &LayoutMap) -> R
                         }
                     }
                 }
+            }
+            // a multi-stage buffer lives from its allocation to its last use
+            Opcode::LocalAlloc => {
+                let res = d.results[0];
+                if let Some(Layout::Shared(s)) = layouts.of(res) {
+                    let numel: u32 = module.types.dims(func.value_type(res)).iter().product();
+                    plan.buffers.push((res, numel * eb(res), shared_align(s)));
+                }
+                0
             }
             Opcode::Reduce => {
                 let axis = d.attrs.get("axis").and_then(Attr::as_int).unwrap_or(0) as usize;

@@ -196,7 +196,7 @@ op_table! {
     MaxContiguous => pure(with_attrs(fixed("max_contiguous", 1, 1), HINT)),
     MaxConstancy => pure(with_attrs(fixed("max_constancy", 1, 1), HINT)),
     // control flow and calls
-    For => with_regions(op("for", 3, None, Variadic), 1),
+    For => with_attrs(with_regions(op("for", 3, None, Variadic), 1), &[opt("num_stages", Int)]),
     If => with_regions(op("if", 1, Some(1), Variadic), 2),
     While => with_regions(op("while", 0, None, Variadic), 2),
     Yield => term(op("yield", 0, None, Fixed(0))),
@@ -236,6 +236,14 @@ op_table! {
         op("extern_elementwise", 0, None, Fixed(1)),
         &[req("symbol", Str), req("lib", Str), req("pure", Bool), opt("name", Str)],
     ),
+    // software pipelining (appended; made only by the pipeliner): a
+    // multi-stage shared-memory buffer, a view of one stage, asynchronous
+    // copies from global memory into a stage, and their commit and wait
+    LocalAlloc => fixed("local_alloc", 0, 1),
+    LocalView => fixed("local_view", 2, 1),
+    AsyncCopy => op("async_copy", 3, Some(5), Fixed(0)),
+    AsyncCommit => fixed("async_commit", 0, 0),
+    AsyncWait => with_attrs(fixed("async_wait", 0, 0), &[req("pending", Int)]),
 }
 
 const BLOCK_LOAD: &[AttrSpec] = &[

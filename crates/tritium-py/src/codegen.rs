@@ -17,14 +17,15 @@ fn codegen_err(e: tritium_codegen::CodegenError) -> PyErr {
 
 /// Compiles binary tile IR for `arch` (sm_80, sm_89, sm_90, sm_90a, or an AMD
 /// target: hip:gfx90a, gfx942, gfx950, gfx1100, gfx1200) and `num_warps`
-/// warps (waves) per block; returns {"llir": str, "ptx": str (the target's
+/// warps (waves) per block, loops feeding dots pipelined over `num_stages`
+/// shared-memory stages (unless their `tl.range` says otherwise); returns {"llir": str, "ptx": str (the target's
 /// assembly: PTX or AMDGCN), "binary": bytes (the HSACO; empty for NVIDIA), "shared": int
 /// (dynamic shared memory bytes), "kernels": [str]}, and with `dump_stages`
 /// also "stages": [(stage, tile IR text)], the IR as the frontend built it
 /// ("frontend") and after each tile-level pass. `libdevice` is the path of
 /// NVIDIA's libdevice.10.bc for libdevice calls the target does not lower.
 #[pyfunction]
-#[pyo3(signature = (ir_bytes, arch = "sm_90", num_warps = None, dump_stages = false, libdevice = None))]
+#[pyo3(signature = (ir_bytes, arch = "sm_90", num_warps = None, dump_stages = false, libdevice = None, num_stages = 3))]
 fn compile_ptx<'py>(
     py: Python<'py>,
     ir_bytes: &[u8],
@@ -32,6 +33,7 @@ fn compile_ptx<'py>(
     num_warps: Option<&Bound<'py, PyAny>>,
     dump_stages: bool,
     libdevice: Option<std::path::PathBuf>,
+    num_stages: i64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (out, stages) = crate::guarded(|| {
         // options first: a bad one is reported whatever the IR holds
@@ -43,6 +45,7 @@ fn compile_ptx<'py>(
         };
         let mut options = tritium_codegen::Options::with_warps(arch, warps).map_err(codegen_err)?;
         options.libdevice = libdevice;
+        options.num_stages = num_stages.clamp(0, 8) as u32;
         let mut module = crate::decode(ir_bytes)?;
         let mut stages: Vec<(String, String)> = Vec::new();
         if dump_stages {

@@ -59,7 +59,8 @@ fn fold_op(types: &TypeTable, f: &mut Function, op: Op) -> Rewrite {
         | Opcode::Condition | Opcode::Call | Opcode::Return | Opcode::Assert | Opcode::Print | Opcode::Barrier
         | Opcode::InlineAsm | Opcode::ConvertLayout | Opcode::BlockLoad | Opcode::BlockStore
         | Opcode::BlockAtomic | Opcode::Assume | Opcode::Gather | Opcode::Histogram
-        | Opcode::ExternElementwise => None,
+        | Opcode::ExternElementwise | Opcode::LocalAlloc | Opcode::LocalView | Opcode::AsyncCopy | Opcode::AsyncCommit
+        | Opcode::AsyncWait => None,
     };
     let Some(c) = folded else { return Rewrite::Keep };
     let res_ty = f.value_type(f.ops[op].results[0]);

@@ -14,6 +14,7 @@ pub mod effects;
 pub mod fold;
 pub mod layout;
 pub mod pipeline;
+pub mod pipeliner;
 mod walk;
 
 pub use block_memory::expand_block_memory;
@@ -23,3 +24,4 @@ pub use dce::eliminate_dead_code;
 pub use fold::fold_constants;
 pub use layout::{assign_layouts, Blocked, Layout, LayoutMap, LayoutOptions, LinearLayout, MmaSupport};
 pub use pipeline::{run_passes, PassOptions, PassStats};
+pub use pipeliner::{pipeline_loops, PipelineOptions};

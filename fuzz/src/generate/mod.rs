@@ -7,6 +7,7 @@ mod blocks;
 mod control;
 mod lookup;
 mod ops;
+mod staging;
 mod types;
 
 use arbitrary::{Result, Unstructured};

@@ -71,6 +71,9 @@ impl Gen<'_, '_, '_> {
             Opcode::ConvertLayout => self.convert_layout(block),
             Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic => self.block_memory(block, opcode),
             Opcode::Gather | Opcode::Histogram | Opcode::Assume | Opcode::ExternElementwise => self.lookup(block, opcode),
+            Opcode::LocalAlloc | Opcode::LocalView | Opcode::AsyncCopy | Opcode::AsyncCommit | Opcode::AsyncWait => {
+                self.staging(block, opcode)
+            }
             // region ops past the nesting cap; terminators end blocks, made by
             // `region` and `function`
             Opcode::Reduce

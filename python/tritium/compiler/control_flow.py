@@ -137,7 +137,7 @@ class ControlFlowMixin:
                 lb, ub, step = self._range_bounds(node.iter, fn, args, kwargs)
                 if kinds[fn] == "static_range":
                     return self._static_range(node, lb, ub, step)
-                return self._dynamic_for(node, lb, ub, step)
+                return self._dynamic_for(node, lb, ub, step, kwargs.get("num_stages"))
         iterable = self.visit(node.iter)
         if is_static(iterable) and hasattr(unwrap(iterable), "__iter__") and not isinstance(unwrap(iterable), str):
             # tuples, enumerate(...), zip(...): unrolled at compile time
@@ -171,9 +171,15 @@ class ControlFlowMixin:
             self.assign(node.target, core.constexpr(v) if isinstance(v, (int, float, bool)) else v)
             self.visit_stmts(node.body)
 
-    def _dynamic_for(self, node: ast.For, lb, ub, step) -> None:
+    def _dynamic_for(self, node: ast.For, lb, ub, step, num_stages: Any = None) -> None:
         if is_static(step) and unwrap(step) == 0:
             raise self.error(node.iter, "range() step must not be zero")
+        attrs = {}
+        stages = unwrap(num_stages)
+        if stages is not None:
+            if not is_static(num_stages) or not isinstance(stages, int) or isinstance(stages, bool) or stages < 0:
+                raise self.error(node.iter, f"tl.range's num_stages must be a non-negative constexpr int, got {stages!r}")
+            attrs["num_stages"] = stages
         bounds = [to_tensor(x) for x in (lb, ub, step)]
         for what, b in zip(("start", "end", "step"), bounds):
             if b.type.is_block() or not b.type.is_int() or b.type.is_int1():
@@ -188,7 +194,7 @@ class ControlFlowMixin:
         with self._loop_region(before, carried, leading=(iv_ty,)) as body:
             self.locals[node.target.id] = core.tensor(body.args[0], iv_ty)
             self._loop_body(node, carried)
-        self._loop_op("for", [b.handle for b in bounds], [body], before, carried)
+        self._loop_op("for", [b.handle for b in bounds], [body], before, carried, attrs)
 
     # -- while ------------------------------------------------------------
     def visit_While(self, node: ast.While) -> None:
@@ -224,12 +230,13 @@ class ControlFlowMixin:
         outs = self._carried_out(node, names, inits)
         self.builder.create("yield", [t.handle for t in outs], [])
 
-    def _loop_op(self, name: str, operands: list, regions: list, before: dict, carried: tuple) -> None:
+    def _loop_op(self, name: str, operands: list, regions: list, before: dict, carried: tuple,
+                 attrs: dict | None = None) -> None:
         """Emits the loop op once its regions are built; after it, the carried
         variables name its results."""
         names, inits, specs = carried
         results = self.builder.create_with_regions(name, operands + [t.handle for t in inits],
-                                                   [t.type for t in inits], {}, regions)
+                                                   [t.type for t in inits], attrs or {}, regions)
         self.locals = dict(before)
         self._bind_carried(names, specs, results, inits)
 

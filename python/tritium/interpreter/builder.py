@@ -34,6 +34,7 @@ from .handles import KArray, ktype_of, wrap  # noqa: F401 (the builder's handles
 from .kernel_code import LaunchChecks, call_jit_in_interpreter
 from .memory import MemoryMap
 from .memory_ops import MemoryOps
+from .staging import StagingOps
 
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -76,7 +77,7 @@ def _common_lead(vals: Sequence[np.ndarray]) -> list[np.ndarray]:
     return [np.broadcast_to(v, (n, *v.shape[1:])) for v in vals]
 
 
-class NumpyBuilder(ElementwiseOps, MemoryOps, BlockOps, ExternOps):
+class NumpyBuilder(ElementwiseOps, MemoryOps, BlockOps, ExternOps, StagingOps):
     is_interpreter = True
     enable_assertions = True
 

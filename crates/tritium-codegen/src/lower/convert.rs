@@ -37,6 +37,9 @@ impl<'a, 'c> Lowering<'a, 'c> {
     /// `convert_layout`: the same elements in another layout.
     pub(super) fn lower_convert_layout(&mut self, op: Op) -> Result<()> {
         let (src, res) = (self.op(op).operands[0], self.op(op).results[0]);
+        if self.layouts.of(src).is_some_and(|l| l.is_shared()) {
+            return self.load_shared_operand(op);
+        }
         let from = self.tl_of(op, src)?;
         if self.layouts.of(res).is_some_and(|l| l.is_shared()) {
             return self.store_shared_operand(op);
@@ -170,6 +173,11 @@ impl<'a, 'c> Lowering<'a, 'c> {
     /// Pointer to byte `offset` of this function's shared memory.
     pub(super) fn smem_at(&self, offset: u32) -> Result<PointerValue<'c>> {
         let at = self.llvm.builder.build_int_add(self.smem_base, self.i32_const(offset as u64), "")?;
+        self.scratch_ptr(self.smem_array(), at)
+    }
+
+    /// Pointer to byte `at` of the module's shared array (`at` includes the base).
+    pub(super) fn smem_ptr(&self, at: IntValue<'c>) -> Result<PointerValue<'c>> {
         self.scratch_ptr(self.smem_array(), at)
     }
 

@@ -35,7 +35,7 @@ pub(crate) fn elems_per_access(ptr: DimFacts, mask: Option<DimFacts>, elem_bytes
 }
 
 impl<'a, 'c> Lowering<'a, 'c> {
-    fn hints(&self, op: Op) -> MemHints {
+    pub(super) fn hints(&self, op: Op) -> MemHints {
         let attrs = &self.op(op).attrs;
         let s = |k: &str| attrs.get(k).and_then(Attr::as_str).unwrap_or("").to_string();
         MemHints {
@@ -116,7 +116,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
     }
 
     /// Storage type and byte size of elements of pointer value `ptr`.
-    fn storage(&self, op: Op, ptr: Value) -> Result<(ScalarKind, BasicTypeEnum<'c>, u32)> {
+    pub(super) fn storage(&self, op: Op, ptr: Value) -> Result<(ScalarKind, BasicTypeEnum<'c>, u32)> {
         let kind = self
             .module
             .types
@@ -138,6 +138,14 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let ptr = data.operands[0];
         let mask = data.operands.get(1).copied();
         let other = data.operands.get(2).copied();
+        let out = self.load_regs(op, ptr, mask, other)?;
+        self.set(op, out);
+        Ok(())
+    }
+
+    /// The registers a load of `ptr` (under `mask`, `other` elsewhere) gives
+    /// this thread, in `ptr`'s layout; `op` supplies the cache hints.
+    pub(super) fn load_regs(&self, op: Op, ptr: Value, mask: Option<Value>, other: Option<Value>) -> Result<Vec<BasicValueEnum<'c>>> {
         let (kind, st, eb) = self.storage(op, ptr)?;
         let vec = self.vector_width(ptr, mask, eb);
         let access = Self::access_for(vec, kind);
@@ -169,8 +177,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 });
             }
         }
-        self.set(op, out);
-        Ok(())
+        Ok(out)
     }
 
     pub(super) fn lower_store(&mut self, op: Op) -> Result<()> {

@@ -4,6 +4,7 @@
 //! Vec of one. One file per op family; this one owns the walk and dispatch.
 mod arith;
 mod asm;
+mod async_copy;
 mod atomic;
 mod barriers;
 mod buffer;
@@ -211,6 +212,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
             Opcode::Yield | Opcode::Condition => {
                 Err(CodegenError::Internal(format!("`{}` lowered outside its region's op", self.op(op).opcode)))
             }
+            Opcode::LocalAlloc | Opcode::LocalView => self.lower_local_buffer(op),
+            Opcode::AsyncCopy => self.lower_async_copy(op),
+            Opcode::AsyncCommit => self.lower_async_commit(op),
+            Opcode::AsyncWait => self.lower_async_wait(op),
             // compile_ptx runs tritium_transforms::expand_block_memory before lowering
             Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic => {
                 Err(CodegenError::Internal(format!("`{}` reached lowering unexpanded", self.op(op).opcode)))

@@ -35,6 +35,9 @@ pub(crate) struct SharedBuffer<'c> {
 impl<'a, 'c> Lowering<'a, 'c> {
     /// The buffer of shared-memory value `v` (its defining op's allocation).
     pub(super) fn shared_buffer(&self, op: Op, v: Value) -> Result<SharedBuffer<'c>> {
+        if let Some(stage) = self.staged_buffer(op, v)? {
+            return Ok(stage);
+        }
         let Some(Layout::Shared(s)) = self.layouts.of(v) else {
             return Err(CodegenError::Internal(format!("`{}`: operand %{} is not in shared memory", self.op(op).opcode, v.0)));
         };
@@ -159,6 +162,20 @@ impl<'a, 'c> Lowering<'a, 'c> {
         Ok(out)
     }
 
+    /// Stores `vals` (already in shared-memory storage form, of type `elem`)
+    /// as registers `regs` of layout `lin` into `buf`.
+    pub(super) fn shared_write(
+        &self,
+        buf: &SharedBuffer<'c>,
+        lin: &LinearLayout,
+        thread: ThreadOffset<'c>,
+        regs: &[u32],
+        elem: BasicTypeEnum<'c>,
+        vals: &[BasicValueEnum<'c>],
+    ) -> Result<()> {
+        self.shared_access(buf, lin, thread, regs, elem, Some(vals)).map(|_| ())
+    }
+
     /// Loads registers `regs` of layout `lin` from `buf`.
     pub(super) fn load_shared(&self, buf: &SharedBuffer<'c>, lin: &LinearLayout, thread: ThreadOffset<'c>, regs: &[u32], elem: BasicTypeEnum<'c>) -> Result<Vec<BasicValueEnum<'c>>> {
         self.shared_access(buf, lin, thread, regs, elem, None)
@@ -173,15 +190,11 @@ impl<'a, 'c> Lowering<'a, 'c> {
         self.smem_candidate_barrier()?;
         self.smem_access(Access::write(buf.range.0, buf.range.1));
         let regs = self.regs(src)?.clone();
-        let elem = regs.first().map(|r| r.get_type()).ok_or_else(|| CodegenError::Internal("empty tensor".into()))?;
-        let storage: Vec<BasicValueEnum<'c>> = regs.iter().map(|&r| self.to_smem_storage(r)).collect::<Result<_>>()?;
-        let storage_ty = storage[0].get_type();
         let thread = self.shared_thread_offset(&from.lin, &buf.bases)?;
         let all: Vec<u32> = (0..from.elems_per_thread()).collect();
         // threads holding copies write the same bytes: harmless, and cheaper than a predicate
-        let _ = elem;
-        self.shared_access(&buf, &from.lin, thread, &all, storage_ty, Some(&storage))?;
-        if matches!(self.layouts.of(res), Some(Layout::Shared(SharedLayout::Nvmma { .. }))) {
+        self.store_to_shared(&buf, &from.lin, thread, &all, &regs)?;
+        if super::async_copy::is_nvmma(self.layouts.of(res)) {
             // wgmma and TMA read through the async proxy: order these
             // generic-proxy stores before them (membar's barrier follows)
             self.asm_void("fence.proxy.async.shared::cta;")?;
@@ -191,8 +204,32 @@ impl<'a, 'c> Lowering<'a, 'c> {
         Ok(())
     }
 
+    /// `convert_layout` out of shared memory (a stage some non-dot op
+    /// reads): every thread loads the elements its layout gives it.
+    pub(super) fn load_shared_operand(&mut self, op: Op) -> Result<()> {
+        let (src, res) = (self.op(op).operands[0], self.op(op).results[0]);
+        let buf = self.shared_buffer(op, src)?;
+        let to = self.tl_of(op, res)?;
+        self.smem_candidate_barrier()?;
+        self.smem_access(Access::read(buf.range.0, buf.range.1));
+        let thread = self.shared_thread_offset(&to.lin, &buf.bases)?;
+        let all: Vec<u32> = (0..to.elems_per_thread()).collect();
+        let (kind, storage, _) = self.storage_kind(op, self.ty(res))?;
+        let vals = self.load_shared(&buf, &to.lin, thread, &all, storage)?;
+        let b = &self.llvm.builder;
+        let vals = match kind {
+            Some(tritium_ir::ScalarKind::I1) => {
+                let i1 = self.llvm.context.bool_type();
+                vals.into_iter().map(|v| b.build_int_truncate(v.into_int_value(), i1, "").map(Into::into)).collect::<std::result::Result<_, _>>()?
+            }
+            _ => vals,
+        };
+        self.set(op, vals);
+        Ok(())
+    }
+
     /// How a register is kept in shared memory (`i1` as a byte).
-    fn to_smem_storage(&self, v: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>> {
+    pub(super) fn to_smem_storage(&self, v: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>> {
         if let BasicValueEnum::IntValue(i) = v {
             if i.get_type().get_bit_width() == 1 {
                 return Ok(self.llvm.builder.build_int_z_extend(i, self.llvm.context.i8_type(), "")?.into());

@@ -183,6 +183,15 @@ pub trait Target {
     /// convert that rounds to nearest even and saturates to max finite, as
     /// the fp8 lowering's integer algorithm does (else that algorithm runs).
     fn has_fp8_convert(&self) -> bool;
+    /// Shared memory one block may use, in bytes (the opt-in maximum).
+    fn max_shared_bytes(&self) -> u32 {
+        48 * 1024
+    }
+    /// Whether global-to-shared copies can run asynchronously (`cp.async`),
+    /// which the software pipeliner needs.
+    fn has_async_copy(&self) -> bool {
+        false
+    }
 
     /// The target's own lowering of library function `symbol` (an
     /// `extern_elementwise` call) on `args`, or None when it has none (the

@@ -247,6 +247,16 @@ impl Target for Nvptx {
             NvArch::Sm90a => MmaSupport::V3,
         }
     }
+    fn max_shared_bytes(&self) -> u32 {
+        match self.arch {
+            NvArch::Sm80 => 163 * 1024,
+            NvArch::Sm89 => 99 * 1024,
+            NvArch::Sm90 | NvArch::Sm90a => 227 * 1024,
+        }
+    }
+    fn has_async_copy(&self) -> bool {
+        true
+    }
     fn has_fp8_convert(&self) -> bool {
         // `cvt.rn.satfinite.{e4m3,e5m2}x2` (PTX ISA 8.1+, sm_89+)
         matches!(self.arch, NvArch::Sm89 | NvArch::Sm90 | NvArch::Sm90a)

@@ -54,11 +54,17 @@ impl<'a> Checker<'a> {
 
     /// A type must exist in the table and have power-of-two dims.
     fn check_type(&self, t: Type) -> Result<(), String> {
+        self.check_type_from(t, 0)
+    }
+
+    /// `check_type`, with dims before `first` only required to be non-zero
+    /// (a multi-stage buffer may have any number of stages).
+    fn check_type_from(&self, t: Type, first: usize) -> Result<(), String> {
         if !self.m.types.contains(t) {
             return Err(format!("type index {} out of range", t.0));
         }
         let dims = self.m.types.dims(t);
-        if let Some(d) = dims.iter().find(|d| !d.is_power_of_two()) {
+        if let Some(d) = dims.iter().enumerate().find(|&(i, d)| if i < first { *d == 0 } else { !d.is_power_of_two() }).map(|(_, d)| d) {
             return Err(format!("tensor dim {d} of {} is not a power of two", self.show(t)));
         }
         // bounded before anything sizes registers or buffers from it: a huge
@@ -188,7 +194,8 @@ impl<'a> Checker<'a> {
             if !self.f.values.contains(v) {
                 return Err(self.err(op, "refers to a missing result value"));
             }
-            self.check_type(self.ty(v)).map_err(|e| self.err(op, e))?;
+            let stages = usize::from(od.opcode == Opcode::LocalAlloc);
+            self.check_type_from(self.ty(v), stages).map_err(|e| self.err(op, e))?;
         }
         Ok(())
     }

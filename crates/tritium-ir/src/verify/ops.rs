@@ -49,8 +49,42 @@ impl Checker<'_> {
         let ops = self.operand_types(op);
         let res = self.result_types(op);
         let types = &self.m.types;
+        self.buffer_uses(op)?;
         match opcode {
             Opcode::Const => self.constant(op, res[0]),
+            Opcode::LocalAlloc => {
+                if types.dims(res[0]).len() < 2 {
+                    return Err(format!("result must be a tensor of stages x tile, got {}", self.show(res[0])));
+                }
+                Ok(())
+            }
+            Opcode::LocalView => {
+                self.allocated(op)?;
+                self.expect_scalar(ops[1], ScalarKind::I32, "stage")?;
+                self.stage_of(ops[0], res[0])
+            }
+            Opcode::AsyncCopy => {
+                self.allocated(op)?;
+                self.expect_scalar(ops[1], ScalarKind::I32, "stage")?;
+                let (buf, ptrs) = (ops[0], ops[2]);
+                let tile = types.dims(buf).get(1..).unwrap_or(&[]);
+                let elem = types.elem(buf);
+                if types.dims(ptrs) != tile || types.pointee(ptrs) != Some(elem) {
+                    return Err(format!("pointers {} do not address one stage of {}", self.show(ptrs), self.show(buf)));
+                }
+                if let Some(&mask) = ops.get(3) {
+                    if !self.is_i1_like(mask, ptrs) {
+                        return Err(format!("mask must be i1 shaped like the pointers, got {}", self.show(mask)));
+                    }
+                }
+                if let Some(&other) = ops.get(4) {
+                    if types.dims(other) != tile || types.elem(other) != elem {
+                        return Err(format!("other must be one stage's tile, got {}", self.show(other)));
+                    }
+                }
+                Ok(())
+            }
+            Opcode::AsyncCommit | Opcode::AsyncWait => Ok(()),
             Opcode::ConvertLayout => {
                 if !types.is_tensor(ops[0]) {
                     return Err(format!("operand must be a tensor, got {}", self.show(ops[0])));
@@ -347,6 +381,37 @@ impl Checker<'_> {
         if !ok {
             let kind = value.map(Attr::kind_name).unwrap_or("missing");
             return Err(format!("{kind} value cannot initialize {}", self.show(ty)));
+        }
+        Ok(())
+    }
+
+    /// A `local_alloc` buffer is only viewed or copied into (operand 0).
+    fn buffer_uses(&self, op: Op) -> Rule {
+        let d = &self.f.ops[op];
+        for (i, &v) in d.operands.iter().enumerate() {
+            let alloc = self.f.defining_op(v).is_some_and(|def| self.f.ops.get(def).is_some_and(|o| o.opcode == Opcode::LocalAlloc));
+            if alloc && !(i == 0 && matches!(d.opcode, Opcode::LocalView | Opcode::AsyncCopy)) {
+                return Err(format!("operand {i} is a local_alloc buffer, which only local_view and async_copy take"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Operand 0 of `op` is a `local_alloc` (codegen addresses its buffer).
+    fn allocated(&self, op: Op) -> Rule {
+        let buf = self.f.ops[op].operands[0];
+        match self.f.defining_op(buf).map(|d| self.f.ops[d].opcode) {
+            Some(Opcode::LocalAlloc) => Ok(()),
+            _ => Err("the buffer must be a local_alloc result".to_string()),
+        }
+    }
+
+    /// `view` is one stage of multi-stage buffer `buf` ([stages, tile...]).
+    fn stage_of(&self, buf: Type, view: Type) -> Rule {
+        let types = &self.m.types;
+        let dims = types.dims(buf);
+        if dims.len() < 2 || types.dims(view) != &dims[1..] || types.elem(view) != types.elem(buf) {
+            return Err(format!("a stage of {} is not {}", self.show(buf), self.show(view)));
         }
         Ok(())
     }

@@ -262,6 +262,26 @@ impl Assigner<'_> {
                 self.want_all(b, op, &d.operands, l.clone());
                 self.set_results(op, l);
             }
+            // made by the software pipeliner after assignment, which gives
+            // their values layouts itself; elsewhere (hand-written IR), plain ones
+            Opcode::LocalAlloc => {
+                let rank = res0.map(|r| self.rank(r)).unwrap_or(2);
+                self.set_results(op, Some(Layout::Shared(SharedLayout::row_major(rank))));
+            }
+            Opcode::LocalView => {
+                let l = match self.layout(d.operands[0]) {
+                    Some(Layout::Shared(s)) => s.stage(),
+                    _ => SharedLayout::row_major(rank0.max(1)),
+                };
+                self.set_results(op, Some(Layout::Shared(l)));
+            }
+            Opcode::AsyncCopy => {
+                for i in 2..d.operands.len() {
+                    let l = self.canonical_of(d.operands[i]);
+                    self.want(b, op, i, l);
+                }
+            }
+            Opcode::AsyncCommit | Opcode::AsyncWait => {}
             // block memory ops are expanded before layouts are assigned (run_passes)
             Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Print | Opcode::Assert | Opcode::Reshape | Opcode::Join
             | Opcode::Split | Opcode::Cat | Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic
@@ -675,7 +695,9 @@ pub fn dot_layouts(
         return None;
     }
     let elem_bytes = kind.bits() / 8;
-    if opts.mma == MmaSupport::V3 && rank == 2 && m % 64 == 0 && opts.num_warps % 4 == 0 && n % 16 == 0 {
+    // tf32x3 splits each operand in registers: mma.sync's path does that
+    let split = kind == ScalarKind::F32 && precision == "tf32x3";
+    if opts.mma == MmaSupport::V3 && !split && rank == 2 && m % 64 == 0 && opts.num_warps % 4 == 0 && n % 16 == 0 {
         let groups_m = (opts.num_warps / 4).min(m / 64).max(1);
         let wm = 4 * groups_m;
         let wn = opts.num_warps / wm;

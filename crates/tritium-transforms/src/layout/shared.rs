@@ -45,6 +45,33 @@ impl SharedLayout {
         SharedLayout::Nvmma { swizzle_bytes, transposed, elem_bytes }
     }
 
+    /// The layout of one stage of a multi-stage buffer laid out as `self`
+    /// (the leading dim dropped).
+    pub fn stage(&self) -> SharedLayout {
+        match self {
+            SharedLayout::Swizzled { vec, per_phase, max_phase, order } => SharedLayout::Swizzled {
+                vec: *vec,
+                per_phase: *per_phase,
+                max_phase: *max_phase,
+                order: order.iter().filter(|&&d| d != 0).map(|&d| d - 1).collect(),
+            },
+            nvmma => nvmma.clone(),
+        }
+    }
+
+    /// A multi-stage buffer whose stages are laid out as `self`.
+    pub fn staged(&self) -> SharedLayout {
+        match self {
+            SharedLayout::Swizzled { vec, per_phase, max_phase, order } => SharedLayout::Swizzled {
+                vec: *vec,
+                per_phase: *per_phase,
+                max_phase: *max_phase,
+                order: order.iter().map(|&d| d + 1).chain([0]).collect(),
+            },
+            nvmma => nvmma.clone(),
+        }
+    }
+
     /// Offset in elements of the element with row-major index `index` in a
     /// tile of `shape` (the leading dims of a 3-D tile are whole tiles).
     pub fn offset(&self, shape: &[u32], index: u32) -> u32 {

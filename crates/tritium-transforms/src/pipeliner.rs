@@ -1,0 +1,414 @@
+//! Software pipelining of loops whose loads feed shared memory (a dot's
+//! operands: layout assignment staged them with a `convert_layout` to a
+//! shared layout). Each such load gets a `local_alloc` of `num_stages`
+//! tiles. Before the loop, the copies of the first `num_stages - 1`
+//! iterations are issued; iteration `i` waits until its own copies landed
+//! (`async_wait` leaves the later ones in flight), reads its stage through
+//! `local_view`, and issues iteration `i + num_stages - 1`'s copies into the
+//! stage iteration `i - 1` read. Copies past the loop's end are masked off
+//! by a trip guard, and one `async_wait 0` after the loop drains them.
+//!
+//! What runs ahead is the loads' "stage 0": the loads, the body ops that
+//! compute their pointers, masks and `other`, and the loop-carried values
+//! those read (the pointer increments), which start `num_stages - 1`
+//! iterations ahead. A loop is left alone when any of that is also needed by
+//! the rest of the body or after the loop, when its step is not a positive
+//! constant, or when even two stages would not fit the shared-memory
+//! budget (fewer stages are used first).
+//!
+//! Runs after layout assignment (it needs the shared layouts) and gives
+//! every value it makes a layout; it neither renumbers values nor leaves
+//! dead ops, so the layout map stays valid.
+use std::collections::{HashMap, HashSet};
+
+use tritium_ir::{Attr, Attrs, Block, Func, Function, Loc, Module, Op, Opcode, ScalarKind, Type, TypeTable, Value, ValueDef};
+
+use crate::effects::is_pure;
+use crate::layout::{Layout, LayoutMap, SharedLayout};
+
+#[derive(Clone, Copy, Debug)]
+pub struct PipelineOptions {
+    /// Stages of loops without their own `num_stages` (the launch option).
+    pub num_stages: u32,
+    /// Shared memory the stages of one loop may take, in bytes.
+    pub smem_budget: u32,
+}
+
+/// Pipelines every eligible loop of `func`; returns how many.
+pub fn pipeline_loops(m: &mut Module, func: Func, layouts: &mut LayoutMap, opts: &PipelineOptions) -> usize {
+    let loops: Vec<(Block, Op)> = {
+        let f = &m.funcs[func];
+        // inner loops first: an outer loop's plan must see the inner one rewritten
+        f.ops_preorder().into_iter().rev().filter(|&(_, op)| f.ops[op].opcode == Opcode::For).collect()
+    };
+    let mut done = 0;
+    for (parent, for_op) in loops {
+        let Some(plan) = plan_loop(&m.types, &m.funcs[func], layouts, for_op, opts) else { continue };
+        let loc = m.funcs[func].ops[for_op].loc;
+        let Module { types, funcs, .. } = m;
+        Rewriter { f: &mut funcs[func], types, layouts, loc }.apply(parent, &plan);
+        done += 1;
+    }
+    done
+}
+
+/// A load staged into shared memory by the `convert_layout` that is its only use.
+struct Candidate {
+    load: Op,
+    convert: Op,
+    shared: SharedLayout,
+    tile_bytes: u32,
+}
+
+struct Plan {
+    for_op: Op,
+    body: Block,
+    stages: u32,
+    step: i64,
+    candidates: Vec<Candidate>,
+    /// Body ops that run ahead with the loads, in body order.
+    slice: Vec<Op>,
+    /// Loop-carried slots (0-based) that run ahead.
+    carried: Vec<usize>,
+}
+
+fn plan_loop(types: &TypeTable, f: &Function, layouts: &LayoutMap, for_op: Op, opts: &PipelineOptions) -> Option<Plan> {
+    let od = &f.ops[for_op];
+    let mut stages = od.attrs.get("num_stages").and_then(Attr::as_int).map_or(opts.num_stages, |s| s.clamp(0, 8) as u32);
+    if stages < 2 {
+        return None;
+    }
+    let step = const_int(f, od.operands[2]).filter(|&s| s > 0)?;
+    let body = f.regions[od.regions[0]].block;
+    let (args, ops) = (&f.blocks[body].args, &f.blocks[body].ops);
+    let yield_op = *ops.last()?;
+    let pos: HashMap<Op, usize> = ops.iter().enumerate().map(|(i, &o)| (o, i)).collect();
+    let uses = users(f);
+    let users_of = |v: Value| uses.get(&v).map(Vec::as_slice).unwrap_or(&[]);
+
+    let mut candidates = Vec::new();
+    for &op in ops {
+        let d = &f.ops[op];
+        if d.opcode != Opcode::Load || d.attrs.get("volatile").and_then(Attr::as_bool) == Some(true) {
+            continue;
+        }
+        let &[convert] = users_of(d.results[0]) else { continue };
+        if f.ops[convert].opcode != Opcode::ConvertLayout || !pos.contains_key(&convert) {
+            continue;
+        }
+        let Some(Layout::Shared(shared)) = layouts.of(f.ops[convert].results[0]) else { continue };
+        let ty = f.value_type(d.results[0]);
+        let bits = types.scalar_kind(ty).map_or(0, ScalarKind::bits);
+        let dims = types.dims(ty);
+        if dims.len() != 2 || bits < 8 {
+            continue;
+        }
+        let tile_bytes = dims.iter().product::<u32>() * bits / 8;
+        // a stage must start on a swizzle atom of the NVMMA layouts
+        if matches!(shared, SharedLayout::Nvmma { .. }) && tile_bytes % 1024 != 0 {
+            continue;
+        }
+        candidates.push(Candidate { load: op, convert, shared: shared.clone(), tile_bytes });
+    }
+    if candidates.is_empty() {
+        return None;
+    }
+
+    // stage 0: the loads' backward slice in the body, through the carried slots
+    let mut slice = HashSet::new();
+    let mut carried = HashSet::new();
+    let mut work: Vec<Value> = candidates.iter().flat_map(|c| f.ops[c.load].operands.clone()).collect();
+    while let Some(v) = work.pop() {
+        match f.values[v].def {
+            ValueDef::BlockArg(b, 0) if b == body => {}
+            ValueDef::BlockArg(b, i) if b == body => {
+                if carried.insert(i as usize - 1) {
+                    work.push(*f.ops[yield_op].operands.get(i as usize - 1)?);
+                }
+            }
+            ValueDef::OpResult(d, _) if pos.contains_key(&d) => {
+                if slice.insert(d) {
+                    if !is_pure(f, d) || !f.ops[d].regions.is_empty() {
+                        return None;
+                    }
+                    work.extend(f.ops[d].operands.iter().copied());
+                }
+            }
+            _ => {}
+        }
+    }
+    // what runs ahead must be used by nothing that does not
+    let mut variant: HashSet<Value> = args.iter().copied().collect();
+    for &op in ops.iter().filter(|o| slice.contains(o)) {
+        if f.ops[op].operands.iter().any(|v| variant.contains(v)) {
+            variant.extend(f.ops[op].results.iter().copied());
+        }
+    }
+    let loads: HashSet<Op> = candidates.iter().map(|c| c.load).collect();
+    let runs_ahead_only = |v: Value| {
+        users_of(v).iter().all(|&u| {
+            if u == yield_op {
+                f.ops[u].operands.iter().enumerate().all(|(i, &w)| w != v || carried.contains(&i))
+            } else {
+                slice.contains(&u) || loads.contains(&u)
+            }
+        })
+    };
+    for &op in &slice {
+        for &r in &f.ops[op].results {
+            if variant.contains(&r) && !runs_ahead_only(r) {
+                return None;
+            }
+        }
+    }
+    for &i in &carried {
+        if !runs_ahead_only(args[i + 1]) || !users_of(od.results[i]).is_empty() {
+            return None;
+        }
+    }
+    let per_stage: u32 = candidates.iter().map(|c| c.tile_bytes).sum();
+    while stages > 2 && per_stage * stages > opts.smem_budget {
+        stages -= 1;
+    }
+    if per_stage * stages > opts.smem_budget {
+        return None;
+    }
+    let mut slice: Vec<Op> = slice.into_iter().collect();
+    slice.sort_by_key(|o| pos[o]);
+    let mut carried: Vec<usize> = carried.into_iter().collect();
+    carried.sort_unstable();
+    Some(Plan { for_op, body, stages, step, candidates, slice, carried })
+}
+
+/// Every placed op using each value (once per op).
+fn users(f: &Function) -> HashMap<Value, Vec<Op>> {
+    let mut out: HashMap<Value, Vec<Op>> = HashMap::new();
+    for (_, op) in f.ops_preorder() {
+        let mut seen = HashSet::new();
+        for &v in &f.ops[op].operands {
+            if seen.insert(v) {
+                out.entry(v).or_default().push(op);
+            }
+        }
+    }
+    out
+}
+
+/// The integer `v` holds if a `const` op defines it.
+fn const_int(f: &Function, v: Value) -> Option<i64> {
+    let op = f.defining_op(v)?;
+    let d = &f.ops[op];
+    (d.opcode == Opcode::Const).then(|| d.attrs.get("value").and_then(Attr::as_int)).flatten()
+}
+
+/// Whether `v` is zero everywhere (a zero constant, splat or not): what
+/// `cp.async`'s zero fill gives masked lanes anyway.
+fn is_zero(f: &Function, v: Value) -> bool {
+    let Some(op) = f.defining_op(v) else { return false };
+    let d = &f.ops[op];
+    match d.opcode {
+        Opcode::Const => match d.attrs.get("value") {
+            Some(Attr::Int(0)) => true,
+            Some(Attr::Float(x)) => x.to_bits() == 0,
+            _ => false,
+        },
+        // every cast takes zero to zero
+        Opcode::Splat | Opcode::Cast => is_zero(f, d.operands[0]),
+        _ => false,
+    }
+}
+
+struct Rewriter<'a> {
+    f: &'a mut Function,
+    types: &'a mut TypeTable,
+    layouts: &'a mut LayoutMap,
+    loc: Loc,
+}
+
+/// Where new ops go: `block` at `index`, which advances.
+struct Cursor {
+    block: Block,
+    index: usize,
+}
+
+impl Rewriter<'_> {
+    fn emit(&mut self, at: &mut Cursor, opcode: Opcode, operands: &[Value], result: Option<Type>, attrs: Attrs) -> Option<Value> {
+        let results: Vec<Type> = result.into_iter().collect();
+        let op = self.f.create_op(opcode, operands, &results, attrs, Vec::new(), self.loc);
+        self.f.insert_op(at.block, at.index, op);
+        at.index += 1;
+        self.f.ops[op].results.first().copied()
+    }
+
+    fn value(&mut self, at: &mut Cursor, opcode: Opcode, operands: &[Value], ty: Type) -> Value {
+        self.emit(at, opcode, operands, Some(ty), Attrs::new()).expect("one result")
+    }
+
+    fn constant(&mut self, at: &mut Cursor, ty: Type, v: i64) -> Value {
+        let op = self.f.create_const(ty, Attr::Int(v), self.loc);
+        self.f.insert_op(at.block, at.index, op);
+        at.index += 1;
+        self.f.ops[op].results[0]
+    }
+
+    fn less_than(&mut self, at: &mut Cursor, a: Value, b: Value) -> Value {
+        let i1 = self.types.scalar(ScalarKind::I1);
+        let attrs = [("pred".to_string(), Attr::Str("lt".into()))].into_iter().collect();
+        self.emit(at, Opcode::Cmp, &[a, b], Some(i1), attrs).expect("one result")
+    }
+
+    fn set_layout(&mut self, v: Value, l: Option<Layout>) {
+        if let Some(l) = l {
+            self.layouts.layouts.insert(v, l);
+        }
+    }
+
+    fn apply(&mut self, parent: Block, plan: &Plan) {
+        let s = plan.stages;
+        let od = self.f.ops[plan.for_op].clone();
+        let (lb, ub, step) = (od.operands[0], od.operands[1], od.operands[2]);
+        let iv_ty = self.f.value_type(lb);
+        let i32t = self.types.scalar(ScalarKind::I32);
+        let args = self.f.blocks[plan.body].args.clone();
+        let yield_op = *self.f.blocks[plan.body].ops.last().expect("a terminated body");
+        let for_index = self.f.blocks[parent].ops.iter().position(|&o| o == plan.for_op).expect("the loop in its block");
+        let mut at = Cursor { block: parent, index: for_index };
+
+        let mut allocs = Vec::new();
+        for c in &plan.candidates {
+            let ty = self.f.value_type(self.f.ops[c.load].results[0]);
+            let mut dims = vec![s];
+            dims.extend_from_slice(self.types.dims(ty));
+            let elem = self.types.elem(ty);
+            let buf_ty = self.types.tensor(&dims, elem);
+            let buf = self.value(&mut at, Opcode::LocalAlloc, &[], buf_ty);
+            self.set_layout(buf, Some(Layout::Shared(c.shared.staged())));
+            allocs.push(buf);
+        }
+
+        // the prologue: iterations 0 .. s-2 of stage 0
+        let mut carried_now: Vec<Value> = plan.carried.iter().map(|&i| od.operands[3 + i]).collect();
+        for j in 0..s - 1 {
+            let iv = if j == 0 {
+                lb
+            } else {
+                let off = self.constant(&mut at, iv_ty, plan.step * j as i64);
+                self.value(&mut at, Opcode::Add, &[lb, off], iv_ty)
+            };
+            let guard = self.less_than(&mut at, iv, ub);
+            let mut map: HashMap<Value, Value> = HashMap::new();
+            map.insert(args[0], iv);
+            for (k, &i) in plan.carried.iter().enumerate() {
+                map.insert(args[i + 1], carried_now[k]);
+            }
+            for &op in &plan.slice {
+                self.clone_op(&mut at, op, &mut map);
+            }
+            let stage = self.constant(&mut at, i32t, j as i64);
+            for (c, &buf) in plan.candidates.iter().zip(&allocs) {
+                let load = self.f.ops[c.load].operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect::<Vec<_>>();
+                self.async_copy(&mut at, buf, stage, &load, guard);
+            }
+            self.emit(&mut at, Opcode::AsyncCommit, &[], None, Attrs::new());
+            let yields = self.f.ops[yield_op].operands.clone();
+            carried_now = plan.carried.iter().map(|&i| *map.get(&yields[i]).unwrap_or(&yields[i])).collect();
+        }
+        for (k, &i) in plan.carried.iter().enumerate() {
+            self.f.ops[plan.for_op].operands[3 + i] = carried_now[k];
+        }
+        // drain the copies issued past the end (they zero-fill their stage)
+        let mut after = Cursor { block: parent, index: at.index + 1 };
+        let wait0 = [("pending".to_string(), Attr::Int(0))].into_iter().collect();
+        self.emit(&mut after, Opcode::AsyncWait, &[], None, wait0);
+
+        // the body's head: stage indices, the guard, the wait, the views
+        let mut at = Cursor { block: plan.body, index: 0 };
+        let iv = args[0];
+        let rel = self.value(&mut at, Opcode::Sub, &[iv, lb], iv_ty);
+        let it = self.value(&mut at, Opcode::Div, &[rel, step], iv_ty);
+        let it = if iv_ty == i32t {
+            it
+        } else {
+            let rounding = Attrs::new();
+            self.emit(&mut at, Opcode::Cast, &[it], Some(i32t), rounding).expect("one result")
+        };
+        let n = self.constant(&mut at, i32t, s as i64);
+        let read = self.value(&mut at, Opcode::Rem, &[it, n], i32t);
+        let ahead = self.constant(&mut at, i32t, s as i64 - 1);
+        let w = self.value(&mut at, Opcode::Add, &[it, ahead], i32t);
+        let write = self.value(&mut at, Opcode::Rem, &[w, n], i32t);
+        let dist = self.constant(&mut at, iv_ty, plan.step * (s as i64 - 1));
+        let iv_ahead = self.value(&mut at, Opcode::Add, &[iv, dist], iv_ty);
+        let guard = self.less_than(&mut at, iv_ahead, ub);
+        let wait = [("pending".to_string(), Attr::Int(s as i64 - 2))].into_iter().collect();
+        self.emit(&mut at, Opcode::AsyncWait, &[], None, wait);
+        for (c, &buf) in plan.candidates.iter().zip(&allocs) {
+            let staged = self.f.ops[c.convert].results[0];
+            let ty = self.f.value_type(staged);
+            let view = self.value(&mut at, Opcode::LocalView, &[buf, read], ty);
+            self.set_layout(view, Some(Layout::Shared(c.shared.clone())));
+            self.f.replace_all_uses(staged, view);
+            self.f.erase_op(plan.body, c.convert);
+        }
+        // stage 0 in the body computes for iteration i + s - 1
+        for &op in &plan.slice {
+            for v in self.f.ops[op].operands.iter_mut() {
+                if *v == iv {
+                    *v = iv_ahead;
+                }
+            }
+        }
+        let mut last = 0;
+        for (c, &buf) in plan.candidates.iter().zip(&allocs) {
+            let index = self.f.blocks[plan.body].ops.iter().position(|&o| o == c.load).expect("the load in the body");
+            let mut here = Cursor { block: plan.body, index };
+            let load = self.f.ops[c.load].operands.clone();
+            self.async_copy(&mut here, buf, write, &load, guard);
+            self.f.erase_op(plan.body, c.load);
+            last = last.max(here.index - 1);
+        }
+        let mut commit = Cursor { block: plan.body, index: last + 1 };
+        self.emit(&mut commit, Opcode::AsyncCommit, &[], None, Attrs::new());
+    }
+
+    /// Clones slice op `op` at `at`, its operands through `map`; maps its results.
+    fn clone_op(&mut self, at: &mut Cursor, op: Op, map: &mut HashMap<Value, Value>) {
+        let d = self.f.ops[op].clone();
+        let operands: Vec<Value> = d.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+        let tys: Vec<Type> = d.results.iter().map(|&r| self.f.value_type(r)).collect();
+        let new = self.f.create_op(d.opcode, &operands, &tys, d.attrs.clone(), Vec::new(), d.loc);
+        self.f.insert_op(at.block, at.index, new);
+        at.index += 1;
+        for (k, &r) in d.results.iter().enumerate() {
+            let nr = self.f.ops[new].results[k];
+            map.insert(r, nr);
+            let l = self.layouts.of(r).cloned();
+            self.set_layout(nr, l);
+        }
+    }
+
+    /// `async_copy` of a load's operands (`ptr, mask?, other?`) into `stage`
+    /// of `buf`, masked by scalar `guard` too.
+    fn async_copy(&mut self, at: &mut Cursor, buf: Value, stage: Value, load: &[Value], guard: Value) {
+        let ptr = load[0];
+        let dims = self.types.dims(self.f.value_type(ptr)).to_vec();
+        let i1 = self.types.scalar(ScalarKind::I1);
+        let mask_ty = self.types.tensor(&dims, i1);
+        let layout = load.get(1).and_then(|&m| self.layouts.of(m)).or_else(|| self.layouts.of(ptr)).cloned();
+        let g = self.value(at, Opcode::Splat, &[guard], mask_ty);
+        self.set_layout(g, layout.clone());
+        let mask = match load.get(1) {
+            Some(&m) => {
+                let both = self.value(at, Opcode::And, &[m, g], mask_ty);
+                self.set_layout(both, layout);
+                both
+            }
+            None => g,
+        };
+        let mut operands = vec![buf, stage, ptr, mask];
+        if let Some(&other) = load.get(2).filter(|&&o| !is_zero(self.f, o)) {
+            operands.push(other);
+        }
+        self.emit(at, Opcode::AsyncCopy, &operands, None, Attrs::new());
+    }
+}

@@ -1,0 +1,57 @@
+//! Generators of the software pipeliner's ops (docs/ir.md): a multi-stage
+//! buffer, then views of a stage and asynchronous copies into one (their
+//! buffer must be a `local_alloc`, so each comes with its own), commit and
+//! wait.
+use arbitrary::Result;
+use tritium_ir::{Attr, Block, Opcode, ScalarKind};
+
+use super::types;
+use super::Gen;
+
+impl Gen<'_, '_, '_> {
+    pub(super) fn staging(&mut self, block: Block, opcode: Opcode) -> Result<()> {
+        match opcode {
+            Opcode::AsyncCommit => return self.op(block, opcode, &[], &[], &[]).map(|_| ()),
+            Opcode::AsyncWait => {
+                let pending = Attr::Int(self.u.int_in_range(0..=3)?);
+                return self.op(block, opcode, &[], &[], &[("pending", pending)]).map(|_| ());
+            }
+            _ => {}
+        }
+        let tile = types::shape(self.u, 1)?;
+        let stages = self.u.int_in_range(1..=4)?;
+        let k = types::scalar_kind(self.u)?;
+        let elem = types::scalar(self.b.module, k);
+        let mut dims = vec![stages];
+        dims.extend_from_slice(&tile);
+        let buf_t = types::shaped(self.b.module, &dims, elem);
+        // kept out of the pool: nothing but a view or a copy may take a buffer
+        let buf = self.b.op(block, Opcode::LocalAlloc, &[], &[buf_t], &[])[0];
+        let i32t = types::scalar(self.b.module, ScalarKind::I32);
+        match opcode {
+            Opcode::LocalView => {
+                let stage = self.value_of(block, i32t)?;
+                let tile_t = types::shaped(self.b.module, &tile, elem);
+                self.op(block, opcode, &[buf, stage], &[tile_t], &[])?;
+            }
+            Opcode::AsyncCopy => {
+                let stage = self.value_of(block, i32t)?;
+                let ptr = self.b.module.types.ptr(elem, 1);
+                let ptrs_t = types::shaped(self.b.module, &tile, ptr);
+                let mut operands = vec![buf, stage, self.value_of(block, ptrs_t)?];
+                if self.u.arbitrary()? {
+                    let i1 = types::scalar(self.b.module, ScalarKind::I1);
+                    let mask_t = types::shaped(self.b.module, &tile, i1);
+                    operands.push(self.value_of(block, mask_t)?);
+                    if self.u.arbitrary()? {
+                        let tile_t = types::shaped(self.b.module, &tile, elem);
+                        operands.push(self.value_of(block, tile_t)?);
+                    }
+                }
+                self.op(block, opcode, &operands, &[], &[])?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,108 @@
+"""Software-pipelined loops on the GPU against torch: every stage count
+(`tl.range(num_stages=)` and the launch option), loops shorter than the
+pipeline (and empty ones), K tails masked off, steps other than one, a
+non-zero `other` (copied without cp.async), and loops the pipeliner must
+leave alone (pointers used after the loop)."""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+import tritium
+import tritium.language as tl
+
+pytestmark = pytest.mark.gpu
+
+
+@tritium.jit
+def staged_matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
+                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr,
+                  OTHER: tl.constexpr, KSTEP: tl.constexpr, USE_AFTER: tl.constexpr):
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * sam + rk[None, :] * sak
+    b_ptrs = b_ptr + rk[:, None] * sbk + rn[None, :] * sbn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    # KSTEP blocks per step: the loop walks 0, KSTEP, 2*KSTEP, ... and loads block kb only
+    for kb in tl.range(0, tl.cdiv(K, BK) * KSTEP, KSTEP, num_stages=STAGES):
+        k_left = K - (kb // KSTEP) * BK
+        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < k_left), other=OTHER)
+        b = tl.load(b_ptrs, mask=(rk[:, None] < k_left) & (rn[None, :] < N), other=OTHER)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK * sak
+        b_ptrs += BK * sbk
+    if USE_AFTER:
+        # the pointers' final values are read after the loop: not pipelined
+        acc += tl.load(a_ptrs - BK * sak).to(tl.float32).sum() * 0
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc.to(c_ptr.dtype.element_ty),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def _run(m, n, k, bm, bn, bk, stages, warps=4, dtype=torch.float16, other=0.0, kstep=1, use_after=False):
+    g = torch.Generator(device="cuda").manual_seed(m + 3 * n + 7 * k)
+    a = torch.randn(m, k, device="cuda", dtype=torch.float32, generator=g).to(dtype)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float32, generator=g).to(dtype)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float32)
+    grid = (tritium.cdiv(m, bm), tritium.cdiv(n, bn))
+    staged_matmul[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                        BM=bm, BN=bn, BK=bk, STAGES=stages, OTHER=other, KSTEP=kstep, USE_AFTER=use_after,
+                        num_warps=warps)
+    ref = a.float() @ b.float()
+    if other != 0.0:
+        # masked lanes of the last K block read `other` in both operands
+        tail = k % bk
+        if tail:
+            ref = ref + (bk - tail) * other * other
+    torch.testing.assert_close(c, ref, rtol=2e-2, atol=5e-2)
+
+
+@pytest.mark.parametrize("stages", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("k", [32, 64, 100, 192, 1000])
+@pytest.mark.parametrize("tile", [(64, 64, 32, 4), (128, 128, 64, 4), (128, 256, 64, 8)])
+def test_stages_and_tails(stages, k, tile):
+    bm, bn, bk, warps = tile
+    _run(bm * 2, bn, k, bm, bn, bk, stages, warps)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.float8_e5m2])
+def test_dtypes(dtype):
+    if dtype == torch.float8_e5m2 and torch.cuda.get_device_capability() < (8, 9):
+        pytest.skip("fp8 dot needs sm_89+")
+    _run(256, 128, 512, 128, 128, 64 if dtype != torch.float32 else 32, 3, 4, dtype)
+
+
+def test_empty_and_short_loops():
+    for k in (0, 1, 16):
+        _run(64, 64, k, 64, 64, 32, 4)
+
+
+def test_step_other_than_one():
+    _run(128, 128, 320, 64, 64, 32, 3, kstep=3)
+
+
+def test_nonzero_other():
+    _run(64, 64, 100, 64, 64, 32, 3, other=0.5)
+
+
+def test_pointers_used_after_the_loop():
+    _run(128, 128, 256, 64, 64, 32, 3, use_after=True)
+
+
+def test_launch_option_num_stages():
+    # plain range(): the launch's num_stages applies
+    from kernels.matmul import matmul_kernel
+    m, n, k = 300, 200, 700
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    for stages in (1, 2, 4):
+        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        grid = (tritium.cdiv(m, 64) * tritium.cdiv(n, 64),)
+        matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                            c.stride(1), BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, GROUP_SIZE_M=8,
+                            ACTIVATION="", num_warps=4, num_stages=stages)
+        torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=2e-2, atol=5e-2)

@@ -1,0 +1,103 @@
+"""The software pipeliner without a GPU: matmul loops compiled for sm_80,
+sm_89 and sm_90a through ptxas, with the copies, commits and waits each
+stage count must give (`tl.range(num_stages=)` over the launch option),
+and loops it must leave alone."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import tritium
+import tritium.language as tl
+from tritium.compile import compile as compile_kernel
+from tritium.runtime import driver
+
+if driver.ptxas_path() is None:
+    pytest.skip("ptxas not found (pip install nvidia-cuda-nvcc-cu12)", allow_module_level=True)
+
+
+@tritium.jit
+def loop_matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
+                BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, RANGE_STAGES: tl.constexpr,
+                USE_AFTER: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * sam + rk[None, :] * sak
+    b_ptrs = b_ptr + rk[:, None] * sbk + rn[None, :] * sbn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for kb in tl.range(0, tl.cdiv(K, BK), num_stages=RANGE_STAGES):
+        a = tl.load(a_ptrs, mask=rk[None, :] < K - kb * BK, other=0.0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < K - kb * BK, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK * sak
+        b_ptrs += BK * sbk
+    if USE_AFTER:
+        acc += tl.load(a_ptrs).to(tl.float32).sum()
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc.to(tl.float16))
+
+
+SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+       "sam": "i32", "sak": "i32", "sbk": "i32", "sbn": "i32", "scm": "i32", "scn": "i32"}
+ALIGNED = {"divisibility": ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "sam", "sbk", "scm"]}
+
+
+def _compile(arch, launch_stages=3, range_stages=None, use_after=False, tile=(128, 128, 64), warps=4):
+    bm, bn, bk = tile
+    consts = {"BM": bm, "BN": bn, "BK": bk, "RANGE_STAGES": range_stages, "USE_AFTER": use_after,
+              "sak": 1, "sbn": 1, "scn": 1}
+    return compile_kernel(loop_matmul, signature=SIG, constexprs=consts, target=arch, num_warps=warps,
+                          num_stages=launch_stages, attrs=ALIGNED)
+
+
+def _counts(ptx):
+    waits = [int(n) for n in re.findall(r"cp\.async\.wait_group (\d+)", ptx)]
+    return ptx.count("cp.async.cg.shared.global"), ptx.count("cp.async.commit_group"), waits
+
+
+@pytest.mark.parametrize("arch", ["cuda:80", "cuda:89", "cuda:90a"])
+@pytest.mark.parametrize("stages", [2, 3, 4])
+def test_stages_give_copies_commits_and_waits(arch, stages):
+    k = _compile(arch, launch_stages=stages)
+    copies, commits, waits = _counts(k.asm["ptx"])
+    # 32 KiB a stage; the budget leaves 32 KiB of the arch's shared memory free
+    stages = min(stages, {"cuda:80": 4, "cuda:89": 2, "cuda:90a": 6}[arch])
+    # the same 16-byte copies for each stage the prologue fills and for the loop's one
+    per_stage, _, _ = _counts(_compile(arch, launch_stages=2).asm["ptx"])
+    assert per_stage > 0 and copies * 2 == per_stage * stages, (copies, per_stage, stages)
+    assert commits == stages                # one per prologue stage, one in the loop
+    assert sorted(waits) == sorted([stages - 2, 0]), waits
+    if arch == "cuda:90a":
+        assert k.n_spills == 0
+
+
+@pytest.mark.parametrize("arch", ["cuda:80", "cuda:90a"])
+def test_one_stage_is_not_pipelined(arch):
+    copies, commits, waits = _counts(_compile(arch, launch_stages=1).asm["ptx"])
+    assert (copies, commits, waits) == (0, 0, [])
+
+
+def test_range_num_stages_overrides_the_launch_option():
+    copies, commits, _ = _counts(_compile("cuda:90a", launch_stages=1, range_stages=4).asm["ptx"])
+    assert commits == 4
+    copies, commits, _ = _counts(_compile("cuda:90a", launch_stages=4, range_stages=1).asm["ptx"])
+    assert commits == 0
+
+
+def test_pointers_read_after_the_loop_keep_it_unpipelined():
+    copies, commits, _ = _counts(_compile("cuda:90a", use_after=True).asm["ptx"])
+    assert commits == 0
+
+
+def test_stages_shrink_to_fit_shared_memory():
+    # 128x256x64 f16 takes 48 KiB a stage: eight would not fit 227 KiB, four do
+    k = _compile("cuda:90a", launch_stages=8, tile=(128, 256, 64), warps=8)
+    _, commits, _ = _counts(k.asm["ptx"])
+    assert commits == 4
+    assert k.metadata.shared <= 227 * 1024
+
+
+def test_bad_range_num_stages_is_a_compile_error():
+    with pytest.raises(tritium.CompilationError, match="num_stages"):
+        _compile("cuda:90a", range_stages=-1)
