@@ -101,3 +101,27 @@ def test_stages_shrink_to_fit_shared_memory():
 def test_bad_range_num_stages_is_a_compile_error():
     with pytest.raises(tritium.CompilationError, match="num_stages"):
         _compile("cuda:90a", range_stages=-1)
+
+
+@tritium.jit
+def transposed_b_loop(q_ptr, k_ptr, o_ptr, N, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    rm, rn, rd = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for start in tl.range(0, N, BN, num_stages=3):
+        # K^T: contiguous along D, which is dim 0 of the [D, BN] tile
+        k = tl.load(k_ptr + (start + rn)[None, :] * D + rd[:, None])
+        acc += tl.dot(q, k)
+    tl.store(o_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+@pytest.mark.parametrize("arch", ["cuda:80", "cuda:90a"])
+def test_loads_contiguous_along_dim_0_are_wide_and_asynchronous(arch):
+    sig = {"q_ptr": "*fp16", "k_ptr": "*fp16", "o_ptr": "*fp32", "N": "i32"}
+    k = compile_kernel(transposed_b_loop, signature=sig, constexprs={"D": 64, "BM": 64, "BN": 64}, target=arch,
+                       num_warps=4, attrs={"divisibility": ["q_ptr", "k_ptr", "o_ptr", "N"]})
+    ptx = k.asm["ptx"]
+    copies, commits, _ = _counts(ptx)
+    assert commits == 3 and copies > 0
+    # no element-wise 2-byte global loads: the K^T tile moves in 16-byte chunks
+    assert not re.search(r"ld\.global(\.\w+)*\.[bu]16", ptx)

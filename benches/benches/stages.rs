@@ -52,7 +52,7 @@ const STAGES: &[Stage] = &[
     }),
     ("assign_layouts", |k| {
         let mut m = k.module.clone();
-        let opts = LayoutOptions { num_warps: 4, warp_size: 32, max_access_bytes: 16, mma: MmaSupport::V2 { fp8: true } };
+        let opts = LayoutOptions { num_warps: 4, warp_size: 32, max_access_bytes: 16, mma: MmaSupport::V2 { fp8: true }, fast_dims: Default::default() };
         let funcs: Vec<_> = m.funcs.keys().collect();
         let mut maps = HashMap::new();
         for f in funcs {

@@ -106,3 +106,29 @@ def test_launch_option_num_stages():
                             c.stride(1), BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, GROUP_SIZE_M=8,
                             ACTIVATION="", num_warps=4, num_stages=stages)
         torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=2e-2, atol=5e-2)
+
+
+@tritium.jit
+def bt_matmul(a_ptr, bt_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # B given transposed ([N, K] in memory): its [BK, BN] tiles are contiguous along dim 0
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :], mask=(k0 + rk)[None, :] < K, other=0.0)
+        b = tl.load(bt_ptr + rn[None, :] * K + (k0 + rk)[:, None], mask=(k0 + rk)[:, None] < K, other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+@pytest.mark.parametrize("tile", [(32, 32, 32, 1), (64, 64, 32, 2), (64, 64, 64, 4), (128, 128, 64, 8)])
+@pytest.mark.parametrize("k", [64, 200])
+def test_b_loaded_contiguous_along_k(tile, k):
+    bm, bn, bk, warps = tile
+    m, n = 2 * bm, 2 * bn
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    bt = torch.randn(n, k, device="cuda", dtype=torch.float16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float32)
+    bt_matmul[(2, 2)](a, bt, c, m, n, k, BM=bm, BN=bn, BK=bk, num_warps=warps)
+    torch.testing.assert_close(c, a.float() @ bt.float().T, rtol=2e-2, atol=5e-2)

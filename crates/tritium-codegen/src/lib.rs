@@ -259,11 +259,14 @@ fn assign_all_layouts(
     let axis = tritium_analysis::ModuleAxisInfo::compute(module, graph);
     let mut maps = std::collections::HashMap::new();
     for &f in &graph.post_order {
-        let access = match axis.funcs.get(&f) {
-            Some(facts) => lower::widest_access_bytes(module, &module.funcs[f], facts, target.max_access_bytes()),
-            None => target.max_access_bytes(),
+        let (access, fast_dims) = match axis.funcs.get(&f) {
+            Some(facts) => (
+                lower::widest_access_bytes(module, &module.funcs[f], facts, target.max_access_bytes()),
+                lower::transposed_accesses(module, &module.funcs[f], facts),
+            ),
+            None => (target.max_access_bytes(), Default::default()),
         };
-        let opts = tritium_transforms::LayoutOptions { num_warps, warp_size: target.warp_size(), max_access_bytes: access, mma: target.mma() };
+        let opts = tritium_transforms::LayoutOptions { num_warps, warp_size: target.warp_size(), max_access_bytes: access, mma: target.mma(), fast_dims };
         let map = tritium_transforms::assign_layouts(module, f, &opts, &maps);
         maps.insert(f, map);
     }

@@ -48,9 +48,20 @@ impl<'a, 'c> Lowering<'a, 'c> {
     /// Elements per access for pointer value `ptr`, optionally masked by `mask`.
     pub(crate) fn vector_width(&self, ptr: Value, mask: Option<Value>, eb: u32) -> u32 {
         let Some(layout) = self.tl(ptr) else { return 1 };
-        let mask = mask.map(|m| self.facts.get(m));
-        let owned = layout.size_per_thread() as u64;
-        elems_per_access(self.facts.get(ptr), mask, eb, self.target.max_access_bytes(), owned) as u32
+        let rank = layout.lin.rank();
+        if rank == 0 {
+            let mask = mask.map(|m| self.facts.get(m));
+            return elems_per_access(self.facts.get(ptr), mask, eb, self.target.max_access_bytes(), 1) as u32;
+        }
+        // the dim a thread's first registers walk (the last one on ties):
+        // a transposed access runs along another
+        let d = (0..rank).max_by_key(|&d| layout.lin.contiguous_regs(d)).unwrap_or(rank - 1);
+        let along = |v: Value| match self.facts.dims(v) {
+            Some(f) if f.rank() == rank => f.dim(d),
+            _ => self.facts.get(v),
+        };
+        let owned = layout.lin.contiguous_regs(d) as u64;
+        elems_per_access(along(ptr), mask.map(along), eb, self.target.max_access_bytes(), owned) as u32
     }
 
     fn access_for(vec: u32, kind: ScalarKind) -> Access {
@@ -276,6 +287,30 @@ fn widest_in(module: &Module, func: &Function, facts: &FuncAxisInfo, max_bytes: 
         let bytes = (vec * eb as u64).min(max_bytes as u64) as u32;
         *widest = Some(widest.map_or(bytes, |w| w.max(bytes)));
     }
+}
+
+/// Global accesses of `func` whose pointers run contiguous along a dim
+/// other than the last (and not along the last): that dim, by op, for
+/// layout assignment (`LayoutOptions::fast_dims`).
+pub(crate) fn transposed_accesses(module: &Module, func: &Function, facts: &FuncAxisInfo) -> std::collections::HashMap<tritium_ir::Op, usize> {
+    let mut out = std::collections::HashMap::new();
+    for (_, op) in func.ops_preorder() {
+        let data = &func.ops[op];
+        if !matches!(data.opcode, Opcode::Load | Opcode::Store) {
+            continue;
+        }
+        let Some(&ptr) = data.operands.first() else { continue };
+        let Some(f) = facts.dims(ptr) else { continue };
+        let rank = module.types.dims(func.value_type(ptr)).len();
+        if rank < 2 || f.contiguity.len() != rank || f.contiguity[rank - 1] > 1 {
+            continue;
+        }
+        let (d, &run) = f.contiguity.iter().enumerate().max_by_key(|&(_, c)| *c).expect("rank >= 2");
+        if run > 1 {
+            out.insert(op, d);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -46,6 +46,10 @@ pub struct LayoutOptions {
     /// The widest global access (bytes) the canonical layouts are sized for.
     pub max_access_bytes: u32,
     pub mma: MmaSupport,
+    /// Global accesses (loads and stores, by op) whose pointers are
+    /// contiguous along another dim than the last: that dim. Their layout
+    /// puts the per-thread chunks there, so they stay coalesced and wide.
+    pub fast_dims: HashMap<Op, usize>,
 }
 
 /// Longest chain recomputed instead of converted.
@@ -230,6 +234,19 @@ impl Assigner<'_> {
         canonical || matches!(l, Layout::Slice { parent, .. } if self.access_layout(parent, rank + 1))
     }
 
+    /// The layout of a global access through `ptr` that is contiguous
+    /// along a dim other than the last (`LayoutOptions::fast_dims`).
+    fn transposed_access(&self, op: Op, ptr: Value) -> Option<Layout> {
+        let &fast = self.opts.fast_dims.get(&op)?;
+        let ty = self.f.value_type(ptr);
+        let shape = self.types.dims(ty).to_vec();
+        let eb = self.types.pointee_bytes(ty)?;
+        let mut order = vec![fast];
+        order.extend((0..shape.len()).rev().filter(|&d| d != fast));
+        let o = self.opts;
+        Some(Layout::Blocked(Blocked::for_shape_in_order(&shape, order, eb, o.num_warps, o.warp_size, o.max_access_bytes)))
+    }
+
     // -- the walk ---------------------------------------------------------
 
     fn block(&mut self, b: Block) {
@@ -256,7 +273,9 @@ impl Assigner<'_> {
             Opcode::Load | Opcode::Store => {
                 let ptr_rank = self.rank(d.operands[0]);
                 let mut l = self.common_layout(&d.operands, ptr_rank);
-                if !l.as_ref().is_some_and(|l| self.access_layout(l, ptr_rank)) {
+                if let Some(transposed) = self.transposed_access(op, d.operands[0]) {
+                    l = Some(transposed);
+                } else if !l.as_ref().is_some_and(|l| self.access_layout(l, ptr_rank)) {
                     l = self.map.canonical(ptr_rank);
                 }
                 self.want_all(b, op, &d.operands, l.clone());
@@ -623,7 +642,10 @@ impl Assigner<'_> {
         let d = self.f.ops[op].clone();
         let (a, bv, res) = (d.operands[0], d.operands[1], d.results[0]);
         let precision = d.attrs.get("input_precision").and_then(Attr::as_str).unwrap_or("tf32").to_string();
-        let choice = dot_layouts(self.types, self.f, a, bv, res, &precision, self.opts);
+        // B loaded contiguous along K (a transposed access) is staged K-major
+        let k_dim = self.rank(bv).saturating_sub(2);
+        let b_k_major = matches!(self.layout(bv), Some(Layout::Blocked(b)) if b.order.first() == Some(&k_dim));
+        let choice = dot_layouts(self.types, self.f, a, bv, res, &precision, b_k_major, self.opts);
         match choice {
             Some((acc, la, lb)) => {
                 self.want(b, op, 0, Some(la));
@@ -672,6 +694,7 @@ pub fn dot_layouts(
     b: Value,
     res: Value,
     precision: &str,
+    b_k_major: bool,
     opts: &LayoutOptions,
 ) -> Option<(Layout, Layout, Layout)> {
     let a_ty = f.value_type(a);
@@ -707,7 +730,7 @@ pub fn dot_layouts(
         // as row-major B loads arrive) where wgmma can transpose it (16-bit
         // types); tf32, fp8 and int8 wgmma read K-major B only
         let sa = SharedLayout::nvmma(k, elem_bytes, false);
-        let sb = if elem_bytes == 2 { SharedLayout::nvmma(n, elem_bytes, false) } else { SharedLayout::nvmma(k, elem_bytes, true) };
+        let sb = if elem_bytes == 2 && !b_k_major { SharedLayout::nvmma(n, elem_bytes, false) } else { SharedLayout::nvmma(k, elem_bytes, true) };
         return Some((Layout::Mma(mma), Layout::Shared(sa), Layout::Shared(sb)));
     }
     // mma.sync: spread warps where the tile has the most instruction tiles left
@@ -731,12 +754,17 @@ pub fn dot_layouts(
     let mma = Mma { version: 2, warps_per_cta: warps, instr_shape: vec![16, 8] };
     // operands staged in shared memory, each MMA step loading its fragments
     // (`DotOperand` registers) from there: A K-contiguous, B N-contiguous
+    // (B K-contiguous instead when it was loaded that way: copies stay whole)
     let order: Vec<usize> = (0..rank).rev().collect();
+    let mut b_order = order.clone();
+    if b_k_major {
+        b_order.swap(0, 1);
+    }
     let a_l = SharedLayout::for_ldmatrix(&a_shape[rank - 2..], elem_bytes, vec![1, 0]);
-    let b_l = SharedLayout::for_ldmatrix(&b_shape[rank - 2..], elem_bytes, vec![1, 0]);
-    let with_order = |l: SharedLayout| match l {
-        SharedLayout::Swizzled { vec, per_phase, max_phase, .. } => SharedLayout::Swizzled { vec, per_phase, max_phase, order: order.clone() },
+    let b_l = SharedLayout::for_ldmatrix(&b_shape[rank - 2..], elem_bytes, if b_k_major { vec![0, 1] } else { vec![1, 0] });
+    let with_order = |l: SharedLayout, order: &[usize]| match l {
+        SharedLayout::Swizzled { vec, per_phase, max_phase, .. } => SharedLayout::Swizzled { vec, per_phase, max_phase, order: order.to_vec() },
         other => other,
     };
-    Some((Layout::Mma(mma), Layout::Shared(with_order(a_l)), Layout::Shared(with_order(b_l))))
+    Some((Layout::Mma(mma), Layout::Shared(with_order(a_l, &order)), Layout::Shared(with_order(b_l, &b_order))))
 }

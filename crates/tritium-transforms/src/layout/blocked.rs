@@ -26,11 +26,17 @@ impl Blocked {
     /// threads get work), then lanes and warps fastest dim first; leftover
     /// lanes/warps replicate along the outermost dim.
     pub fn for_shape(shape: &[u32], elem_bytes: u32, num_warps: u32, warp_size: u32, max_access_bytes: u32) -> Blocked {
+        let order: Vec<usize> = (0..shape.len()).rev().collect();
+        Blocked::for_shape_in_order(shape, order, elem_bytes, num_warps, warp_size, max_access_bytes)
+    }
+
+    /// `for_shape` with the dims taken fastest first in `order` (a global
+    /// access contiguous along another dim than the last).
+    pub fn for_shape_in_order(shape: &[u32], order: Vec<usize>, elem_bytes: u32, num_warps: u32, warp_size: u32, max_access_bytes: u32) -> Blocked {
         let rank = shape.len();
-        let order: Vec<usize> = (0..rank).rev().collect();
         let numel: u32 = shape.iter().product();
         let mut spt = vec![1u32; rank];
-        let last = rank - 1;
+        let last = order[0];
         let wanted = (max_access_bytes / elem_bytes.max(1)).max(1);
         spt[last] = wanted.min(shape[last]).min((numel / (num_warps * warp_size)).max(1)).max(1);
         let mut tpw = vec![1u32; rank];
@@ -76,5 +82,15 @@ mod tests {
         let t = Blocked::for_shape(&[2, 4], 4, 4, 32, 16);
         assert_eq!(t.threads_per_warp.iter().product::<u32>(), 32);
         assert_eq!(t.warps_per_cta.iter().product::<u32>(), 4);
+    }
+
+    #[test]
+    fn another_fast_dim_gets_the_chunks() {
+        // a [64, 32] tile contiguous along dim 0 (a transposed operand)
+        let b = Blocked::for_shape_in_order(&[64, 32], vec![0, 1], 2, 4, 32, 16);
+        assert_eq!(b.size_per_thread, vec![8, 1]);
+        assert_eq!(b.threads_per_warp, vec![8, 4]);
+        assert_eq!(b.warps_per_cta, vec![1, 4]);
+        assert_eq!(b.order, vec![0, 1]);
     }
 }
