@@ -121,3 +121,17 @@ def test_scratch_is_reused_with_barriers():
 def test_row_sum_reduces_with_shuffles_inside_the_row():
     ptx = _core.compile_ptx(row_sum_2d_kernel.compile_ir(**CASES[4][2]), "sm_90a", 4)["ptx"]
     assert "shfl.sync.bfly" in ptx
+
+
+@tritium.jit
+def split_to_scalars(p, q, BLOCK: tl.constexpr):
+    a, b = tl.split(tl.load(p + tl.arange(0, 2)))
+    offs = tl.arange(0, BLOCK)
+    tl.store(q + offs, offs * a + b)
+
+
+@pytest.mark.parametrize("arch", ["cuda:80", "cuda:90a"])
+def test_split_of_two_elements_into_scalars_compiles(arch):
+    from tritium.compile import compile as compile_kernel
+    k = compile_kernel(split_to_scalars, signature={"p": "*i64", "q": "*i64"}, constexprs={"BLOCK": 128}, target=arch)
+    assert "ld.shared" in k.asm["ptx"]   # the two elements go through scratch to every thread

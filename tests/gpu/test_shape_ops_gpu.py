@@ -11,6 +11,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 import tritium
+import tritium.language as tl
 
 import test_codegen_layout as K
 
@@ -49,3 +50,20 @@ def test_join_split_cat():
     got = np.sort(g[2].cpu().numpy())
     want = np.sort(np.concatenate([a.cpu().numpy(), b.cpu().numpy()]) * 2.0)
     np.testing.assert_allclose(got, want)
+
+
+@tritium.jit
+def split_to_scalars(p, q, BLOCK: tl.constexpr):
+    a, b = tl.split(tl.load(p + tl.arange(0, 2)))
+    offs = tl.arange(0, BLOCK)
+    tl.store(q + offs, offs * a + b)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float32, torch.float16])
+def test_split_of_two_elements_gives_scalars(dtype):
+    # each scalar is read back from scratch by every thread
+    p = torch.tensor([3, 5], device="cuda", dtype=dtype)
+    q = torch.empty(128, device="cuda", dtype=dtype)
+    split_to_scalars[(1,)](p, q, BLOCK=128)
+    ref = torch.arange(128, device="cuda").to(dtype) * p[0] + p[1]
+    torch.testing.assert_close(q, ref)

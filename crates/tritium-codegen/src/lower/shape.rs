@@ -83,7 +83,15 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let results = data.results.clone();
         let srcs: Vec<(TensorLayout, Regs<'c>)> =
             operands.iter().map(|&v| Ok((self.tl_of(op, v)?, self.regs(v)?.clone()))).collect::<Result<_>>()?;
-        let dsts: Vec<TensorLayout> = results.iter().map(|&r| self.tl_of(op, r)).collect::<Result<_>>()?;
+        // splitting a [2] gives scalars: each read back as a [1] every thread holds
+        let scalars = opcode == Opcode::Split && !self.module.types.is_tensor(self.ty(results[0]));
+        let dsts: Vec<TensorLayout> = if scalars {
+            let one = self.layouts.canonical(1).and_then(|l| TensorLayout::new(&l, &[1]));
+            let one = one.ok_or_else(|| CodegenError::Internal("`split` to scalars: no rank-1 layout".into()))?;
+            vec![one; results.len()]
+        } else {
+            results.iter().map(|&r| self.tl_of(op, r)).collect::<Result<_>>()?
+        };
         let storage = self.storage_kind(op, self.ty(operands[0]))?;
         let src_shape = srcs[0].0.shape().to_vec();
         let src_numel = srcs[0].0.numel();
@@ -100,7 +108,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             })?,
             // split: result k takes the elements whose last coordinate is k
             _ => self.gather(op, &srcs, storage, &dsts, |lw, k, _, c| {
-                let mut full: Vec<IntValue> = c.to_vec();
+                let mut full: Vec<IntValue> = if scalars { Vec::new() } else { c.to_vec() };
                 full.push(lw.i32_const(k as u64));
                 lw.linear(&full, &src_shape)
             })?,

@@ -13,6 +13,7 @@
 //! - `Shared`: the value lives in shared memory (swizzled or NVMMA).
 mod assign;
 mod blocked;
+mod dot_layouts;
 pub mod linear;
 pub mod mma;
 pub mod shared;

@@ -23,21 +23,14 @@
 //! `expand_dims` chains of those) is recomputed in the wanted layout right
 //! before the op; anything else gets one `convert_layout` after its
 //! definition, shared by all its uses.
+mod control;
+
 use std::collections::HashMap;
 
-use tritium_ir::{Attr, Block, Func, Function, Module, Op, Opcode, ScalarKind, TypeData, TypeTable, Value, ValueDef};
+use tritium_ir::{Attr, Block, Func, Function, Module, Op, Opcode, TypeData, TypeTable, Value, ValueDef};
 
-use super::{Blocked, Layout, LayoutMap, Mma, SharedLayout};
-
-/// Which tensor-core instructions the target has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MmaSupport {
-    None,
-    /// `mma.sync` (sm_80+); `fp8` when sm_89+.
-    V2 { fp8: bool },
-    /// `wgmma` (sm_90a), with `mma.sync` for what it cannot do.
-    V3,
-}
+pub use super::dot_layouts::{dot_layouts, MmaSupport};
+use super::{Blocked, Layout, LayoutMap, SharedLayout};
 
 #[derive(Clone, Debug)]
 pub struct LayoutOptions {
@@ -490,152 +483,6 @@ impl Assigner<'_> {
         out
     }
 
-    // -- control flow ------------------------------------------------------
-
-    /// Runs the walk over `regions` without changing the IR and returns the
-    /// layouts `ends` (the values a terminator yields) would get.
-    fn dry_run(&mut self, regions: &[tritium_ir::Region], ends: impl Fn(&Function) -> Vec<Value>) -> Vec<Option<Layout>> {
-        let saved = (self.map.layouts.clone(), self.dry);
-        self.dry = true;
-        for &r in regions {
-            let rb = self.f.regions[r].block;
-            self.block(rb);
-        }
-        let out = ends(self.f).iter().map(|&v| self.layout(v)).collect();
-        self.map.layouts = saved.0;
-        self.dry = saved.1;
-        out
-    }
-
-    /// The carried layouts of a loop: start from the initial values'; a
-    /// costly value yielded in another layout pulls its slot to that layout.
-    fn carried_layouts(&mut self, args: &[Value], initial: Vec<Option<Layout>>, regions: &[tritium_ir::Region], yields: impl Fn(&Function) -> Vec<Value> + Copy) -> Vec<Option<Layout>> {
-        let mut carried = initial;
-        for _ in 0..MAX_LOOP_ROUNDS {
-            for (&a, l) in args.iter().zip(&carried) {
-                self.set(a, l.clone());
-            }
-            let yielded = self.dry_run(regions, yields);
-            let ys = yields(self.f);
-            let mut next = carried.clone();
-            for (k, (y, l)) in ys.iter().zip(&yielded).enumerate() {
-                if l.is_some() && *l != carried[k] && !self.cheap(*y, 0) {
-                    next[k] = l.clone();
-                }
-            }
-            if next == carried {
-                break;
-            }
-            carried = next;
-        }
-        carried
-    }
-
-    fn terminator_operands(f: &Function, r: tritium_ir::Region) -> Vec<Value> {
-        let block = &f.blocks[f.regions[r].block];
-        block.ops.last().map(|&t| f.ops[t].operands.clone()).unwrap_or_default()
-    }
-
-    fn for_loop(&mut self, b: Block, op: Op) {
-        let d = self.f.ops[op].clone();
-        let region = d.regions[0];
-        let body = self.f.regions[region].block;
-        let args = self.f.blocks[body].args[1..].to_vec();
-        let inits = d.operands[3..].to_vec();
-        let initial: Vec<Option<Layout>> = inits.iter().map(|&v| self.layout(v)).collect();
-        let carried = self.carried_layouts(&args, initial, &[region], move |f| Self::terminator_operands(f, region));
-        for (k, l) in carried.iter().enumerate() {
-            self.want(b, op, 3 + k, l.clone());
-            self.set(args[k], l.clone());
-            self.set(d.results[k], l.clone());
-        }
-        self.block(body);
-        self.yield_into(body, &carried);
-    }
-
-    fn while_loop(&mut self, b: Block, op: Op) {
-        let d = self.f.ops[op].clone();
-        let (before, after) = (d.regions[0], d.regions[1]);
-        let (bb, ab) = (self.f.regions[before].block, self.f.regions[after].block);
-        let before_args = self.f.blocks[bb].args.clone();
-        let after_args = self.f.blocks[ab].args.clone();
-        let initial: Vec<Option<Layout>> = d.operands.iter().map(|&v| self.layout(v)).collect();
-        // the forwarded values' layouts flow to the after region's arguments
-        let forwarded = |me: &mut Self| {
-            let f = Self::terminator_operands(me.f, before);
-            let ls: Vec<Option<Layout>> = f.iter().skip(1).map(|&v| me.layout(v)).collect();
-            for (&a, l) in after_args.iter().zip(&ls) {
-                me.set(a, l.clone());
-            }
-            ls
-        };
-        let mut carried = initial;
-        for _ in 0..MAX_LOOP_ROUNDS {
-            for (&a, l) in before_args.iter().zip(&carried) {
-                self.set(a, l.clone());
-            }
-            let saved = (self.map.layouts.clone(), self.dry);
-            self.dry = true;
-            self.block(bb);
-            forwarded(self);
-            self.block(ab);
-            let ys = Self::terminator_operands(self.f, after);
-            let yielded: Vec<Option<Layout>> = ys.iter().map(|&v| self.layout(v)).collect();
-            self.map.layouts = saved.0;
-            self.dry = saved.1;
-            let mut next = carried.clone();
-            for (k, (y, l)) in ys.iter().zip(&yielded).enumerate() {
-                if l.is_some() && *l != carried[k] && !self.cheap(*y, 0) {
-                    next[k] = l.clone();
-                }
-            }
-            if next == carried {
-                break;
-            }
-            carried = next;
-        }
-        for (k, l) in carried.iter().enumerate() {
-            self.want(b, op, k, l.clone());
-            self.set(before_args[k], l.clone());
-        }
-        self.block(bb);
-        let fl = forwarded(self);
-        for (k, l) in fl.iter().enumerate() {
-            self.set(d.results[k], l.clone());
-        }
-        self.block(ab);
-        self.yield_into(ab, &carried);
-    }
-
-    fn if_op(&mut self, op: Op) {
-        let d = self.f.ops[op].clone();
-        let blocks: Vec<Block> = d.regions.iter().map(|&r| self.f.regions[r].block).collect();
-        for &rb in &blocks {
-            self.block(rb);
-        }
-        let ends: Vec<Vec<Value>> = d.regions.iter().map(|&r| Self::terminator_operands(self.f, r)).collect();
-        let mut out = Vec::with_capacity(d.results.len());
-        for (k, &r) in d.results.iter().enumerate() {
-            let vs: Vec<Value> = ends.iter().filter_map(|e| e.get(k).copied()).collect();
-            let l = if self.is_tensor(r) { self.common_layout(&vs, self.rank(r)) } else { None };
-            self.set(r, l.clone());
-            out.push(l);
-        }
-        for &rb in &blocks {
-            self.yield_into(rb, &out);
-        }
-    }
-
-    /// Converts the operands of `block`'s terminator to `layouts`.
-    fn yield_into(&mut self, block: Block, layouts: &[Option<Layout>]) {
-        let Some(&term) = self.f.blocks[block].ops.last() else { return };
-        for (k, l) in layouts.iter().enumerate() {
-            if k < self.f.ops[term].operands.len() {
-                self.want(block, term, k, l.clone());
-            }
-        }
-    }
-
     // -- dot ---------------------------------------------------------------
 
     fn dot(&mut self, b: Block, op: Op) {
@@ -683,88 +530,4 @@ impl Assigner<'_> {
             }
         }
     }
-}
-
-/// The accumulator, A and B layouts of a dot, or None when it runs without
-/// tensor cores (fp32 with `ieee` precision, fp64, or no MMA on the target).
-pub fn dot_layouts(
-    types: &TypeTable,
-    f: &Function,
-    a: Value,
-    b: Value,
-    res: Value,
-    precision: &str,
-    b_k_major: bool,
-    opts: &LayoutOptions,
-) -> Option<(Layout, Layout, Layout)> {
-    let a_ty = f.value_type(a);
-    let (a_shape, b_shape) = (types.dims(a_ty).to_vec(), types.dims(f.value_type(b)).to_vec());
-    let res_shape = types.dims(f.value_type(res)).to_vec();
-    let kind = types.scalar_kind(a_ty)?;
-    let fp8 = matches!(kind, ScalarKind::F8E4M3 | ScalarKind::F8E5M2);
-    let k_width = match kind {
-        ScalarKind::F16 | ScalarKind::BF16 => 2,
-        ScalarKind::F32 if precision != "ieee" => 1,
-        ScalarKind::I8 | ScalarKind::U8 => 4,
-        _ if fp8 => 4,
-        _ => return None,
-    };
-    if opts.mma == MmaSupport::None || (fp8 && opts.mma == (MmaSupport::V2 { fp8: false })) {
-        return None;
-    }
-    let rank = res_shape.len();
-    let (m, n, k) = (res_shape[rank - 2], res_shape[rank - 1], a_shape[rank - 1]);
-    if m < 16 || n < 16 || k < 8 * k_width || b_shape[rank - 2] != k {
-        return None;
-    }
-    let elem_bytes = kind.bits() / 8;
-    // tf32x3 splits each operand in registers: mma.sync's path does that
-    let split = kind == ScalarKind::F32 && precision == "tf32x3";
-    if opts.mma == MmaSupport::V3 && !split && rank == 2 && m % 64 == 0 && opts.num_warps % 4 == 0 && n % 16 == 0 {
-        let groups_m = (opts.num_warps / 4).min(m / 64).max(1);
-        let wm = 4 * groups_m;
-        let wn = opts.num_warps / wm;
-        let instr_n = (n / wn).clamp(8, 256);
-        let mma = Mma { version: 3, warps_per_cta: vec![wm, wn], instr_shape: vec![64, instr_n] };
-        // A is K-major ([M, K], K contiguous). B keeps N contiguous (MN-major,
-        // as row-major B loads arrive) where wgmma can transpose it (16-bit
-        // types); tf32, fp8 and int8 wgmma read K-major B only
-        let sa = SharedLayout::nvmma(k, elem_bytes, false);
-        let sb = if elem_bytes == 2 && !b_k_major { SharedLayout::nvmma(n, elem_bytes, false) } else { SharedLayout::nvmma(k, elem_bytes, true) };
-        return Some((Layout::Mma(mma), Layout::Shared(sa), Layout::Shared(sb)));
-    }
-    // mma.sync: spread warps where the tile has the most instruction tiles left
-    let mut warps = vec![1u32; rank];
-    let mut left = opts.num_warps;
-    if rank == 3 {
-        warps[0] = left.min(res_shape[0]).max(1);
-        left /= warps[0];
-    }
-    while left > 1 {
-        let (tm, tn) = (m / (16 * warps[rank - 2]), n / (8 * warps[rank - 1]));
-        if tm >= tn && tm > 1 {
-            warps[rank - 2] *= 2;
-        } else if tn > 1 {
-            warps[rank - 1] *= 2;
-        } else {
-            warps[rank - 2] *= 2;
-        }
-        left /= 2;
-    }
-    let mma = Mma { version: 2, warps_per_cta: warps, instr_shape: vec![16, 8] };
-    // operands staged in shared memory, each MMA step loading its fragments
-    // (`DotOperand` registers) from there: A K-contiguous, B N-contiguous
-    // (B K-contiguous instead when it was loaded that way: copies stay whole)
-    let order: Vec<usize> = (0..rank).rev().collect();
-    let mut b_order = order.clone();
-    if b_k_major {
-        b_order.swap(0, 1);
-    }
-    let a_l = SharedLayout::for_ldmatrix(&a_shape[rank - 2..], elem_bytes, vec![1, 0]);
-    let b_l = SharedLayout::for_ldmatrix(&b_shape[rank - 2..], elem_bytes, if b_k_major { vec![0, 1] } else { vec![1, 0] });
-    let with_order = |l: SharedLayout, order: &[usize]| match l {
-        SharedLayout::Swizzled { vec, per_phase, max_phase, .. } => SharedLayout::Swizzled { vec, per_phase, max_phase, order: order.to_vec() },
-        other => other,
-    };
-    Some((Layout::Mma(mma), Layout::Shared(with_order(a_l, &order)), Layout::Shared(with_order(b_l, &b_order))))
 }
