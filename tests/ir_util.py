@@ -1,5 +1,9 @@
-"""Compile a kernel to verified IR text for the frontend tests."""
+"""Compile a kernel to verified IR text for the frontend tests, or compile it
+and run it in the interpreter."""
+import numpy as np
+
 from tritium import _core
+from tritium.interpreter import run_grid
 
 
 def ir_text(kernel, signature, **constexprs) -> str:
@@ -20,3 +24,12 @@ def canonical_text(kernel, signature, **constexprs) -> str:
 
 def ops(text: str, name: str) -> int:
     return text.count(f'"{name}"(')
+
+
+def verified_and_interpreted(kernel, grid, args: list, **constexprs) -> list:
+    """Compiles for these arguments (verified IR), then runs the interpreter
+    on copies of the arrays; returns the copies for checking."""
+    _core.verify(kernel.compile_ir(*args, **constexprs))
+    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run_grid(kernel, grid, kernel.bind_call(copies, constexprs))
+    return copies

@@ -11,17 +11,8 @@ import pytest
 
 import tritium as triton
 import tritium.language as tl
-from tritium import _core
-from tritium.interpreter import run_grid
 
-
-def run_both(kernel, grid, args: list, **constexprs) -> list:
-    """Compiles for these arguments (verified IR), then runs the interpreter
-    on copies of the arrays; returns the copies for checking."""
-    _core.verify(kernel.compile_ir(*args, **constexprs))
-    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    run_grid(kernel, grid, kernel.bind_call(copies, constexprs))
-    return copies
+from ir_util import verified_and_interpreted
 
 
 @triton.jit
@@ -31,12 +22,12 @@ def shuffled_tickets(counter, o_ptr):
 
 def test_interpret_shuffle_env(monkeypatch):
     monkeypatch.setenv("TRITIUM_INTERPRET_SHUFFLE", "1")
-    orders = [run_both(shuffled_tickets, (64,), [np.zeros(1, np.int32), np.zeros(64, np.int32)])[1]
+    orders = [verified_and_interpreted(shuffled_tickets, (64,), [np.zeros(1, np.int32), np.zeros(64, np.int32)])[1]
               for _ in range(2)]
     assert all(sorted(o) == list(range(64)) for o in orders)
     assert any(not np.array_equal(o, np.arange(64)) for o in orders)
     monkeypatch.setenv("TRITIUM_INTERPRET_SHUFFLE", "0")
-    o = run_both(shuffled_tickets, (64,), [np.zeros(1, np.int32), np.zeros(64, np.int32)])[1]
+    o = verified_and_interpreted(shuffled_tickets, (64,), [np.zeros(1, np.int32), np.zeros(64, np.int32)])[1]
     np.testing.assert_array_equal(o, np.arange(64))
 
 

@@ -11,23 +11,12 @@ import pytest
 
 import tritium as triton
 import tritium.language as tl
-from tritium import _core
-from tritium.interpreter import run_grid
+
+from ir_util import verified_and_interpreted
 
 import frontend_helpers as other_module
 
 f32 = np.float32
-
-
-def run_both(kernel, grid, args: list, **constexprs) -> list:
-    """Compiles for these arguments (verified IR), then runs the interpreter
-    on copies of the arrays; returns the copies for checking."""
-    _core.verify(kernel.compile_ir(*args, **constexprs))
-    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    run_grid(kernel, grid, kernel.bind_call(copies, constexprs))
-    return copies
-
-
 X8 = np.arange(8, dtype=f32) - 3.5
 
 
@@ -44,7 +33,7 @@ def expand_multi(x_ptr, o_ptr, N: tl.constexpr):
 
 
 def test_expand_dims_several_axes():
-    _, o = run_both(expand_multi, (1,), [X8, np.zeros(8, f32)], N=8)
+    _, o = verified_and_interpreted(expand_multi, (1,), [X8, np.zeros(8, f32)], N=8)
     np.testing.assert_array_equal(o, 2 * X8)
 
 
@@ -68,7 +57,7 @@ def shape_ops(x_ptr, o_ptr, N: tl.constexpr):
 
 
 def test_shape_ops():
-    _, o = run_both(shape_ops, (1,), [X8, np.zeros(56, f32)], N=8)
+    _, o = verified_and_interpreted(shape_ops, (1,), [X8, np.zeros(56, f32)], N=8)
     np.testing.assert_allclose(o[:8], 16 * X8)
     np.testing.assert_array_equal(o[8:24], np.stack([X8, 2 * X8], -1).ravel())
     np.testing.assert_array_equal(o[24:32], 3 * X8)
@@ -93,7 +82,7 @@ def bool_logic(o_ptr, a, b, A: tl.constexpr, B: tl.constexpr):
 @pytest.mark.parametrize("a, b, A, B", [(p, q, P, Q) for p in (True, False) for q in (True, False)
                                          for P in (True, False) for Q in (True, False)])
 def test_and_or_not_on_scalar_bools_and_constexprs(a, b, A, B):
-    (o,) = run_both(bool_logic, (1,), [np.zeros(1, np.int32), a, b], A=A, B=B)[:1]
+    (o,) = verified_and_interpreted(bool_logic, (1,), [np.zeros(1, np.int32), a, b], A=A, B=B)[:1]
     assert o[0] == (a and b) + 10 * (a or b) + 100 * (not a) + 1000 * (A and B) + 10000 * (A or B) + 100000 * (not A)
 
 
@@ -108,7 +97,7 @@ def casts(x_ptr, o_ptr, oi_ptr, N: tl.constexpr):
 
 
 def test_casts_bitcast_and_low_precision():
-    _, o, oi = run_both(casts, (1,), [X8, np.zeros(8, f32), np.zeros(8, np.int32)], N=8)
+    _, o, oi = verified_and_interpreted(casts, (1,), [X8, np.zeros(8, f32), np.zeros(8, np.int32)], N=8)
     np.testing.assert_array_equal(oi, X8.view(np.int32))
     np.testing.assert_allclose(o, 5 * X8)  # halves are exact in every format
 
@@ -124,7 +113,7 @@ def math_fns(x_ptr, o_ptr, N: tl.constexpr):
 
 
 def test_math_functions():
-    _, o = run_both(math_fns, (1,), [X8, np.zeros(8, f32)], N=8)
+    _, o = verified_and_interpreted(math_fns, (1,), [X8, np.zeros(8, f32)], N=8)
     v = np.abs(X8).astype(np.float64) + 0.5
     erf = np.vectorize(math.erf)
     ref = np.exp(v) + np.exp2(v) + np.log(v) + np.log2(v) + 2 * np.sqrt(v) + 1 / np.sqrt(v) + v + np.sin(v) \
@@ -143,8 +132,8 @@ def test_umulhi_is_the_unsigned_high_half():
     a = np.array([0xFFFFFFFF, 123456789, 2**31, 7, 0, 1, 99, 2**30], np.uint32)
     b = np.array([0xFFFFFFFF, 987654321, 3, 7, 5, 1, 2**31 + 5, 8], np.uint32)
     ref = ((a.astype(np.uint64) * b.astype(np.uint64)) >> 32).astype(np.uint32)
-    assert np.array_equal(run_both(mulhi, (1,), [a, b, np.zeros(8, np.uint32)], N=8)[2], ref)
-    got = run_both(mulhi, (1,), [a.view(np.int32), b.view(np.int32), np.zeros(8, np.int32)], N=8)[2]
+    assert np.array_equal(verified_and_interpreted(mulhi, (1,), [a, b, np.zeros(8, np.uint32)], N=8)[2], ref)
+    got = verified_and_interpreted(mulhi, (1,), [a.view(np.int32), b.view(np.int32), np.zeros(8, np.int32)], N=8)[2]
     assert np.array_equal(got, ref.view(np.int32))
 
 
@@ -189,7 +178,7 @@ def reductions(x_ptr, o_ptr, oi_ptr, M: tl.constexpr, N: tl.constexpr):
 
 def test_reductions_and_scans():
     x = ((np.arange(32) * 7 % 11) - 5).astype(f32)
-    _, o, oi = run_both(reductions, (1,), [x, np.zeros(32, f32), np.zeros(24, np.int32)], M=4, N=8)
+    _, o, oi = verified_and_interpreted(reductions, (1,), [x, np.zeros(32, f32), np.zeros(24, np.int32)], M=4, N=8)
     v = x.reshape(4, 8)
     np.testing.assert_array_equal(o[:4], v.min(1))
     np.testing.assert_array_equal(oi[:4], v.argmin(1))
@@ -221,7 +210,7 @@ def dots(a_ptr, b_ptr, c_ptr, N: tl.constexpr):
 def test_dot():
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((2, 16, 16)).astype(f32)
-    c = run_both(dots, (1,), [a, b, np.zeros((16, 16), f32)], N=16)[2]
+    c = verified_and_interpreted(dots, (1,), [a, b, np.zeros((16, 16), f32)], N=16)[2]
     np.testing.assert_allclose(c, 3 * (a @ b), atol=1e-4)
 
 
@@ -242,7 +231,7 @@ def atomics(p_ptr, v_ptr, o_ptr, N: tl.constexpr):
 
 def test_atomics_with_masks_and_sem_scope():
     v = np.arange(8, dtype=np.int32) * 3 - 4
-    p, _, old = run_both(atomics, (1,), [np.full(64, 5, np.int32), v, np.zeros(8, np.int32)], N=8)
+    p, _, old = verified_and_interpreted(atomics, (1,), [np.full(64, 5, np.int32), v, np.zeros(8, np.int32)], N=8)
     e = np.full(64, 5, np.int32)
     s = slice(0, 6)
     e[0:6] += v[s]
@@ -266,7 +255,7 @@ def spin_lock(lock, counter):
 
 
 def test_lock_with_cas_in_a_while_loop():
-    _, counter = run_both(spin_lock, (5,), [np.zeros(1, np.int32), np.zeros(1, np.int32)])
+    _, counter = verified_and_interpreted(spin_lock, (5,), [np.zeros(1, np.int32), np.zeros(1, np.int32)])
     assert counter[0] == 5
 
 
@@ -297,7 +286,7 @@ def control(x_ptr, o_ptr, n, N: tl.constexpr):
 
 @pytest.mark.parametrize("n", [0, 2, 5])
 def test_loops_if_merge_ternary(n):
-    o = run_both(control, (1,), [X8, np.zeros(8, f32), n], N=8)[1]
+    o = verified_and_interpreted(control, (1,), [X8, np.zeros(8, f32), n], N=8)[1]
     acc = sum((X8 * i for i in range(0, n, 2)), np.zeros(8, f32)) + n + 3 + 0.25 * n
     y, z = (acc * 2, 1) if n > 3 else (acc, 2)
     np.testing.assert_allclose(o, y + z + -(-n // 3) + 4 + 8)
@@ -334,7 +323,7 @@ def returns(x_ptr, o_ptr, n, FLAG: tl.constexpr, N: tl.constexpr):
 @pytest.mark.parametrize("flag", [True, False])
 @pytest.mark.parametrize("n", [0, 3])
 def test_early_return_forms(flag, n):
-    o = run_both(returns, (4,), [X8, np.zeros(8, f32), n], FLAG=flag, N=8)[1]
+    o = verified_and_interpreted(returns, (4,), [X8, np.zeros(8, f32), n], FLAG=flag, N=8)[1]
     if flag:
         np.testing.assert_allclose(o, (X8 * 2 if n > 0 else X8 - 1) + X8 * 3 + X8 * 3)
     else:
@@ -361,7 +350,7 @@ def hints_and_constexprs(x_ptr, o_ptr, n, N: tl.constexpr):
 
 
 def test_hints_constexpr_globals_and_prints(capsys):
-    o = run_both(hints_and_constexprs, (2,), [X8, np.zeros(8, f32), 16], N=8)[1]
+    o = verified_and_interpreted(hints_and_constexprs, (2,), [X8, np.zeros(8, f32), 16], N=8)[1]
     np.testing.assert_allclose(o, X8 * 1.5 + 16 + 4)
     out = capsys.readouterr().out
     assert "M is 4" in out and "pid (1, 0, 0)" in out

@@ -12,21 +12,9 @@ if not torch.cuda.is_available():
 
 import tritium
 import tritium.language as tl
+from compiled_vs_interpreted import run_both
 
 pytestmark = pytest.mark.gpu
-
-
-def interpreted(jit_fn):
-    return tritium.jit(jit_fn.fn, interpret=True)
-
-
-def run_both(jit_fn, grid, gpu_args, num_warps=4, **const):
-    """Runs compiled on `gpu_args` and interpreted on NumPy copies made before the launch."""
-    cpu_args = [a.cpu().numpy() if torch.is_tensor(a) else a for a in gpu_args]
-    jit_fn[grid](*gpu_args, num_warps=num_warps, **const)
-    torch.cuda.synchronize()
-    interpreted(jit_fn)[grid](*cpu_args, **const)
-    return cpu_args
 
 
 @tritium.jit
@@ -66,7 +54,7 @@ def test_float_atomic_add_sums(dtype):
     n = 4096
     x = (torch.rand(n, device="cuda") * 4).round().to(dtype)  # small integers: exact sums in any order
     out = torch.zeros(7, device="cuda", dtype=dtype)
-    cpu = run_both(float_add_kernel, (n // 256,), [x, out, n], BLOCK=256)
+    _, cpu = run_both(float_add_kernel, (n // 256,), [x, out, n], BLOCK=256)
     ref = torch.zeros(7, device="cuda", dtype=torch.float64).index_add_(0, torch.arange(n, device="cuda") % 7, x.double())
     torch.testing.assert_close(out.double(), ref)
     np.testing.assert_array_equal(out.cpu().numpy(), cpu[1])
@@ -169,7 +157,7 @@ def test_xchg_and_tensor_cas(block, warps):
     old = torch.empty(2 * block, device="cuda", dtype=torch.int32)
     x_i = x.view(torch.int32)
     cas = torch.zeros(block, device="cuda", dtype=torch.int32)
-    cpu = run_both(xchg_cas_kernel, (1,), [x_i, v.view(torch.int32), old, cas], num_warps=warps, BLOCK=block)
+    _, cpu = run_both(xchg_cas_kernel, (1,), [x_i, v.view(torch.int32), old, cas], num_warps=warps, BLOCK=block)
     ar = torch.arange(block, device="cuda", dtype=torch.int32)
     torch.testing.assert_close(x, v)
     torch.testing.assert_close(old[:block].view(torch.float32), torch.arange(block, device="cuda", dtype=torch.float32) * 0.5)

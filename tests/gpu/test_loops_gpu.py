@@ -10,18 +10,10 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 from kernels.tiles import loop_kernel
+from compiled_vs_interpreted import run_interpreted
 
 pytestmark = pytest.mark.gpu
 
-
-def _interpreted(kernel, grid, *args, **kw):
-    """Runs `kernel` in the NumPy interpreter (the `interpret` flag, as TRITIUM_INTERPRET=1 sets it)."""
-    saved = kernel.interpret
-    kernel.interpret = True
-    try:
-        kernel[grid](*args, **kw)
-    finally:
-        kernel.interpret = saved
 
 def _loop_numpy(x, lb, ub, step, block):
     acc = np.zeros(block, np.float32)
@@ -46,5 +38,5 @@ def test_loops_match_numpy(lb, ub, step):
     want = _loop_numpy(x, lb, ub, step, block)
     np.testing.assert_allclose(out.cpu().numpy(), want, rtol=1e-6, atol=1e-6)
     oi = np.empty(block, np.float32)
-    _interpreted(loop_kernel, (1,), x, oi, lb, ub, step, BLOCK=block)
+    run_interpreted(loop_kernel, (1,), x, oi, lb, ub, step, BLOCK=block)
     np.testing.assert_allclose(out.cpu().numpy(), oi, rtol=1e-6, atol=1e-6)

@@ -14,6 +14,7 @@ if not torch.cuda.is_available():
 
 import tritium
 import tritium.language as tl
+from compiled_vs_interpreted import run_interpreted
 
 pytestmark = pytest.mark.gpu
 
@@ -76,15 +77,6 @@ def test_math_matches_libm_and_interpreter(op, dtype):
     assert np.max(np.abs(got - exact) / ulp) <= bound
     # the interpreter's result on the same inputs agrees within the same tolerance
     oi = np.empty_like(x)
-    _interpreted(unary_kernel, (n // 1024,), x, oi, n, OP=op, BLOCK=1024)
+    run_interpreted(unary_kernel, (n // 1024,), x, oi, n, OP=op, BLOCK=1024)
     np.testing.assert_allclose(got, oi, rtol=2 * (bound + 1) * np.finfo(dtype).eps, atol=0)
 
-
-def _interpreted(kernel, grid, *args, **kw):
-    """Runs `kernel` in the NumPy interpreter (the `interpret` flag, as TRITIUM_INTERPRET=1 sets it)."""
-    saved = kernel.interpret
-    kernel.interpret = True
-    try:
-        kernel[grid](*args, **kw)
-    finally:
-        kernel.interpret = saved

@@ -11,26 +11,10 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
-import tritium
-
 import test_codegen_layout as K
+from compiled_vs_interpreted import run_both
 
 pytestmark = pytest.mark.gpu
-
-
-def interpreted(jit_fn):
-    """The same Python kernel run by the interpreter."""
-    return tritium.jit(jit_fn.fn, interpret=True)
-
-
-def run_both(jit_fn, grid, make_args, num_warps=4, **const):
-    """Runs the kernel compiled (CUDA) and interpreted (NumPy copies); returns both arg lists."""
-    gpu_args = make_args("cuda")
-    cpu_args = [a.cpu().numpy() if torch.is_tensor(a) else a for a in gpu_args]
-    jit_fn[grid](*gpu_args, num_warps=num_warps, **const)
-    torch.cuda.synchronize()
-    interpreted(jit_fn)[grid](*cpu_args, **const)
-    return gpu_args, cpu_args
 
 
 @pytest.mark.parametrize("n_cols,block,warps", [(8192, 8192, 4), (1000, 1024, 8), (17, 32, 1)])

@@ -11,20 +11,10 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
-import tritium
-
 import test_codegen_scan as K
+from compiled_vs_interpreted import run_both
 
 pytestmark = pytest.mark.gpu
-
-
-def run_both(jit_fn, grid, gpu_args, num_warps=4, **const):
-    """Runs the kernel compiled (CUDA) and interpreted (NumPy copies); returns both arg lists."""
-    cpu_args = [a.cpu().numpy() if torch.is_tensor(a) else a for a in gpu_args]
-    jit_fn[grid](*gpu_args, num_warps=num_warps, **const)
-    torch.cuda.synchronize()
-    tritium.jit(jit_fn.fn, interpret=True)[grid](*cpu_args, **const)
-    return gpu_args, cpu_args
 
 
 def flipped(f, x, reverse):

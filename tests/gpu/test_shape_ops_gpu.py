@@ -14,23 +14,9 @@ import tritium
 import tritium.language as tl
 
 import test_codegen_layout as K
+from compiled_vs_interpreted import run_both
 
 pytestmark = pytest.mark.gpu
-
-
-def interpreted(jit_fn):
-    """The same Python kernel run by the interpreter."""
-    return tritium.jit(jit_fn.fn, interpret=True)
-
-
-def run_both(jit_fn, grid, make_args, num_warps=4, **const):
-    """Runs the kernel compiled (CUDA) and interpreted (NumPy copies); returns both arg lists."""
-    gpu_args = make_args("cuda")
-    cpu_args = [a.cpu().numpy() if torch.is_tensor(a) else a for a in gpu_args]
-    jit_fn[grid](*gpu_args, num_warps=num_warps, **const)
-    torch.cuda.synchronize()
-    interpreted(jit_fn)[grid](*cpu_args, **const)
-    return gpu_args, cpu_args
 
 
 def test_shape_ops():
