@@ -333,3 +333,22 @@ def test_global_changed_in_process_is_an_error(monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "SCALE", tl.constexpr(4.0))
     with pytest.raises(RuntimeError, match=r"'SCALE'.*changed after kernel 'scale_kernel' was compiled.*3\.0.*4\.0"):
         compiled(args=(np.zeros(64, np.float16), 64))
+
+
+x_local_shadow = np.zeros(4)   # a module global with the name a kernel binds locally
+
+
+@triton.jit
+def shadowing_kernel(p, n, BLOCK: tl.constexpr):
+    x_local_shadow = tl.load(p + tl.arange(0, BLOCK))
+    tl.store(p + tl.arange(0, BLOCK), x_local_shadow * 2)
+
+
+def test_names_the_kernel_binds_are_not_globals(monkeypatch):
+    """Triton's tutorials bind `a`, `output`... in kernels while the module
+    has torch tensors of those names: those globals are no dependency."""
+    from tritium.runtime import dependencies
+    refs = {c[0] for c in dependencies._references(shadowing_kernel)}
+    assert "x_local_shadow" not in refs and "p" not in refs
+    monkeypatch.setattr(sys.modules[__name__], "x_local_shadow", np.ones(4))
+    dependencies.check_unchanged(shadowing_kernel)   # no error: not read by the kernel

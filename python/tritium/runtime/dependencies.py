@@ -40,6 +40,7 @@ def _references(jit_fn: Any) -> list[tuple[str, ...]]:
             except SyntaxError:
                 tree = None
             if tree is not None:
+                local = _local_names(tree)
                 inner: set[int] = set()
                 for node in ast.walk(tree):
                     if isinstance(node, ast.Attribute):
@@ -48,11 +49,23 @@ def _references(jit_fn: Any) -> list[tuple[str, ...]]:
                     if id(node) in inner:
                         continue
                     chain = _chain(node)
-                    if chain is not None:
+                    # a name the function binds is local everywhere in it, as in Python
+                    if chain is not None and chain[0] not in local:
                         refs.append(chain)
         refs = sorted(set(refs))
         jit_fn.__dict__["_references"] = refs
     return refs
+
+
+def _local_names(tree: ast.AST) -> set[str]:
+    """Names the function binds: its parameters and every assignment target."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+    return names
 
 
 def _chain(node: ast.AST) -> tuple[str, ...] | None:
