@@ -27,6 +27,9 @@ APT_PACKAGES=(
   # >>> the interpreter's visualizer: tests render its HTML page headless
   chromium
   # <<<
+  # >>> the remote cache: tests start a throwaway redis-server on a loopback port
+  redis-server
+  # <<<
 )
 
 pick_python() {

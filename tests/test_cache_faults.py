@@ -48,16 +48,16 @@ def cache_in_tmp(tmp_path, monkeypatch):
 
 
 class Builds:
-    """Counts real compiles (calls of compile_ir_bytes)."""
+    """Counts real compiles (kernels given to compile_ir_many)."""
 
     def __init__(self, monkeypatch):
         self.count = 0
-        real = compiled_module.compile_ir_bytes
+        real = compiled_module.compile_ir_many
 
-        def counting(*a, **k):
-            self.count += 1
-            return real(*a, **k)
-        monkeypatch.setattr(compiled_module, "compile_ir_bytes", counting)
+        def counting(jobs, *a, **k):
+            self.count += len(jobs)
+            return real(jobs, *a, **k)
+        monkeypatch.setattr(compiled_module, "compile_ir_many", counting)
 
 
 def compiled(fn=scale_kernel, args=ARGS):
@@ -242,8 +242,8 @@ import tritium as triton
 from tritium.runtime import compiled
 from tritium.runtime.specialization import specializer
 builds = []
-real = compiled.compile_ir_bytes
-compiled.compile_ir_bytes = lambda *a, **k: builds.append(1) or real(*a, **k)
+real = compiled.compile_ir_many
+compiled.compile_ir_many = lambda jobs, *a, **k: builds.extend(jobs) or real(jobs, *a, **k)
 import {module} as m
 fn = m.{kernel}
 spec = specializer(fn, "cuda")

@@ -191,7 +191,7 @@ def test_launcher_compiles_once_caches_and_launches(monkeypatch, tmp_path):
     # a fresh launcher (new process, in effect) finds the disk entry instead of compiling
     k.__dict__.pop("_cuda_launcher")
     import tritium.runtime.compiled as tc
-    monkeypatch.setattr(tc, "compile_ir_bytes", lambda *a, **kw: pytest.fail("recompiled despite a cache hit"))
+    monkeypatch.setattr(tc, "compile_ir_many", lambda *a, **kw: pytest.fail("recompiled despite a cache hit"))
     r3 = k[(4,)](x, y, 100, BLOCK=32)
     assert r3.compiled.asm["ptx"] == r1.compiled.asm["ptx"]
     with pytest.raises(TypeError, match="unexpected keyword"):

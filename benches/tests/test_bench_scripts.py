@@ -102,3 +102,23 @@ def test_libdevice_accuracy_has_a_reference_for_every_variant():
         out = np.bool_ if name in ("isnan", "isinf") else cases.NP[ret]
         ref, kind = libdevice_accuracy.answer(name, symbol, args, out)
         assert np.shape(ref) == (8,) and kind in ("extended", "interpreter", "f64", "f64 ref"), (name, types)
+
+
+def test_autotune_bench_kernels_compile_for_every_config():
+    proc = subprocess.run([sys.executable, str(BENCHES / "gpu" / "autotune_bench.py"), "--compile-only",
+                           "--only", "layernorm"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "layernorm: 16 configs compiled" in proc.stdout
+
+
+def test_autotune_bench_table_reports_failures_and_ratios():
+    sys.path.insert(0, str(BENCHES / "gpu"))
+    import autotune_bench
+    ok = {"wall_s": 1.0, "kernel_ms": 0.1, "correct": True, "skipped": [], "config": "ROWS: 1"}
+    results = {"softmax": {"tritium": {**ok, "wall_s": 0.2, "notes": ["1 of 16 configs skipped"]},
+                           "triton": {**ok, "kernel_ms": 0.1}},
+               "matmul": {"tritium": ok, "triton": {"error": "OutOfResources: shared memory"}}}
+    text = autotune_bench.table(results)
+    assert "wall meets <= 0.25; kernel meets <= 1.02" in text
+    assert "error: OutOfResources: shared memory" in text
+    assert "softmax/tritium: 1 of 16 configs skipped" in text

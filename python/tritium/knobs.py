@@ -74,6 +74,10 @@ def _default_cache_dir() -> str:
 
 class cache_knobs(_Group):
     dir = _EnvKnob("TRITIUM_CACHE_DIR", default=_default_cache_dir)
+    # the remote cache (runtime/remote_cache.py): "redis" or "module:Class"
+    remote_cache_backend = _EnvKnob("TRITIUM_REMOTE_CACHE_BACKEND", "TRITON_REMOTE_CACHE_BACKEND")
+    redis_host = _EnvKnob("TRITIUM_REDIS_HOST", "TRITON_REDIS_HOST", default="localhost")
+    redis_port = _EnvKnob("TRITIUM_REDIS_PORT", "TRITON_REDIS_PORT", kind=int, default=6379)
 
 
 class compilation_knobs(_Group):
@@ -114,7 +118,8 @@ class nvidia_knobs(_Group):
 
 
 class autotuning_knobs(_Group):
-    print = _EnvKnob("TRITON_PRINT_AUTOTUNING", kind=bool, default=False)
+    print = _EnvKnob("TRITIUM_PRINT_AUTOTUNING", "TRITON_PRINT_AUTOTUNING", kind=bool, default=False)
+    cache = _EnvKnob("TRITIUM_CACHE_AUTOTUNING", "TRITON_CACHE_AUTOTUNING", kind=bool, default=False)
 
 
 cache = cache_knobs()

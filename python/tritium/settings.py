@@ -81,3 +81,64 @@ def cache_dir() -> Path:
 def ptxas_choice() -> str:
     """TRITIUM_PTXAS: a ptxas path; empty or unset means search for one."""
     return os.environ.get("TRITIUM_PTXAS", "")
+
+
+# -- the remote cache (runtime/remote_cache.py) and autotuning ------------------
+# Triton's TRITON_* names work; tritium's TRITIUM_* names win when both are set.
+
+def _either(name: str, default: str | None = None) -> str | None:
+    for prefix in ("TRITIUM_", "TRITON_"):
+        v = os.environ.get(prefix + name)
+        if v and v.strip():
+            return v.strip()
+    return default
+
+
+def _number(name: str, default: float) -> float:
+    raw = _either(name)
+    try:
+        return float(raw) if raw is not None else default
+    except ValueError:
+        raise ValueError(f"TRITIUM_{name}/TRITON_{name} must be a number, got {raw!r}") from None
+
+
+def remote_cache_backend() -> str | None:
+    """TRITIUM_/TRITON_REMOTE_CACHE_BACKEND: "redis", Triton's
+    "triton.runtime.cache:RedisRemoteCacheBackend", or "module:Class"."""
+    return _either("REMOTE_CACHE_BACKEND")
+
+
+def redis_address() -> tuple[str, int, str | None]:
+    """(host, port, password): TRITIUM_/TRITON_REDIS_HOST (localhost),
+    _REDIS_PORT (6379), TRITIUM_REDIS_PASSWORD."""
+    return _either("REDIS_HOST", "localhost"), int(_number("REDIS_PORT", 6379)), _either("REDIS_PASSWORD")
+
+
+def redis_timeout() -> float:
+    """TRITIUM_REDIS_TIMEOUT: seconds a Redis call may take (2)."""
+    return _number("REDIS_TIMEOUT", 2.0)
+
+
+def redis_lock_ttl() -> float:
+    """TRITIUM_REDIS_LOCK_TTL: seconds a dead builder's lock outlives it (10)."""
+    return _number("REDIS_LOCK_TTL", 10.0)
+
+
+def remote_cache_wait() -> float:
+    """TRITIUM_REMOTE_CACHE_WAIT: seconds to wait for another process's build (60)."""
+    return _number("REMOTE_CACHE_WAIT", 60.0)
+
+
+def print_autotuning() -> bool:
+    """TRITIUM_/TRITON_PRINT_AUTOTUNING: print each tuning's choice and timings."""
+    return flag("TRITIUM_PRINT_AUTOTUNING") or flag("TRITON_PRINT_AUTOTUNING")
+
+
+def cache_autotuning() -> bool:
+    """TRITIUM_/TRITON_CACHE_AUTOTUNING: keep every autotuner's choice (cache_results)."""
+    return flag("TRITIUM_CACHE_AUTOTUNING") or flag("TRITON_CACHE_AUTOTUNING")
+
+
+def autotune_progress() -> bool:
+    """TRITIUM_AUTOTUNE_PROGRESS (on by default): the progress line of long tunings."""
+    return flag("TRITIUM_AUTOTUNE_PROGRESS", default=True)

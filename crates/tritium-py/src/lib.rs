@@ -1,6 +1,6 @@
 //! The PyO3 module `tritium._core`, the only crate that knows Python: the
 //! IR bindings here (codec, text, verifier, op table), the tile passes
-//! (`passes`), codegen (`codegen`), the CUDA runtime (`runtime`, `dlpack`),
+//! (`passes`), codegen (`codegen`, and `batch`: many kernels at once on worker threads), the CUDA runtime (`runtime`, `dlpack`),
 //! and the launch path kept in Rust for speed: the specialization key
 //! (`key`), the launcher (`launcher`) and their raw CPython reads (`reads`,
 //! `cpython`); `probe` has their test and bench views. Rust errors become
@@ -8,6 +8,7 @@
 //! is a Python exception, never an abort.
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+mod batch;
 mod codegen;
 mod cpython;
 mod dlpack;
@@ -145,6 +146,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_text, m)?)?;
     m.add_function(wrap_pyfunction!(roundtrip, m)?)?;
     codegen::register(m)?;
+    batch::register(m)?;
     key::register(m)?;
     interpret::register(m)?;
     launcher::register(m)?;

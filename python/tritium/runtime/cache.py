@@ -1,6 +1,8 @@
 """The on-disk cache of compiled kernels: one directory per key under
 $TRITIUM_CACHE_DIR, written to a temporary directory and renamed so readers
 never see half an entry; a manifest of checksums catches corrupt entries.
+`load_or_build_many` stacks it with the remote cache (runtime/remote_cache.py,
+Redis or a user's backend) and builds what neither has, all at once.
 (The in-memory tables that repeated launches hit first belong to the launcher:
 `driver.Launcher.table` and the Rust `_core.FastLauncher`.)"""
 from __future__ import annotations
@@ -10,14 +12,16 @@ import json
 import os
 import shutil
 import tempfile
+import time
 import uuid
 import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-from ..settings import always_compile, cache_dir
+from ..settings import always_compile, cache_dir, remote_cache_wait
 from ..version import __version__
 from .dependencies import dependencies_digest, reached_functions, source_digest
+from .remote_cache import remote_backend
 
 MANIFEST = "manifest.json"
 
@@ -224,21 +228,126 @@ def put(key: str, files: dict[str, bytes], replace: bool | None = None) -> Path 
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+# -- the stack: disk, then the remote backend, then a build ---------------
+
+# what the stack did in this process (tests and TRITIUM_PRINT_AUTOTUNING read it)
+stats = {"disk_hits": 0, "remote_hits": 0, "builds": 0, "waited": 0}
+
+WAIT_POLL_S = 0.02
+
+
 def load_or_build(key: str, build: Callable[[], dict[str, bytes]], decode: Callable[[dict[str, bytes]], Any]) -> Any:
-    """`decode` of the entry under `key`, or of `build()`'s files, stored for
-    next time. An entry whose files pass their checksums but do not decode
-    (written by a broken or foreign writer) is dropped with a warning and
-    replaced, so it is rebuilt once, not on every launch."""
-    files = get(key)
-    if files is not None:
+    """`decode` of the entry under `key` (disk, else the remote cache), or of
+    `build()`'s files, stored in both for next time; `build`'s exceptions
+    propagate. See `load_or_build_many`."""
+    return load_or_build_many([key], lambda _todo: [build()], decode, raise_errors=True)[0]
+
+
+def load_or_build_many(keys: list[str], build_many: Callable[[list[int]], list[Any]],
+                       decode: Callable[[dict[str, bytes]], Any], raise_errors: bool = False) -> list[Any]:
+    """Per key: `decode` of its entry from the disk cache, else from the
+    remote cache (runtime/cache_backend.py; copied to disk), else of what
+    `build_many(indices)` returns for it (files, or an exception instance,
+    which is returned in its place and not stored). All missing keys are
+    built in one call, so the caller can compile them at once.
+
+    With a remote backend a key is built by one process at a time: the
+    others wait for its entry while its build lock is held (the lock expires
+    if the builder dies; after TRITIUM_REMOTE_CACHE_WAIT seconds, default
+    60, a waiter builds for itself). An entry that passes its checksums but
+    does not decode is dropped and rebuilt once, not on every launch."""
+    remote = None if always_compile() else remote_backend()
+    out: list[Any] = [None] * len(keys)
+    todo = []
+    for i, key in enumerate(keys):
+        files = get(key)
+        if files is not None:
+            try:
+                out[i] = decode(files)
+                stats["disk_hits"] += 1
+                continue
+            except _DECODE_ERRORS as e:
+                _drop(_entry(key), f"its files do not decode: {type(e).__name__}: {e}")
+        todo.append(i)
+    todo = [i for i in todo if not (remote is not None and _from_remote(remote, keys[i], decode, out, i))]
+    deadline = time.monotonic() + remote_cache_wait()
+    while todo:
+        mine, theirs, tokens = [], [], {}
+        for i in todo:
+            ok, token = remote.acquire(keys[i]) if remote is not None else (True, None)
+            if ok and token is not None and _from_remote(remote, keys[i], decode, out, i):
+                remote.release(keys[i], token)     # built by another process since our first look
+                continue
+            if ok or time.monotonic() > deadline:
+                mine.append(i)
+                tokens[i] = token
+            else:
+                theirs.append(i)
         try:
-            return decode(files)
-        except (KeyError, ValueError, TypeError, UnicodeDecodeError, RecursionError) as e:
-            _drop(_entry(key), f"its files do not decode: {type(e).__name__}: {e}")
-    files = build()
-    value = decode(files)
+            if mine:
+                _build(keys, mine, build_many, decode, out, remote, raise_errors)
+        finally:
+            for i, token in tokens.items():
+                if token is not None:
+                    remote.release(keys[i], token)
+        todo = _wait_for(remote, keys, theirs, decode, out, deadline) if theirs else []
+    return out
+
+
+_DECODE_ERRORS = (KeyError, ValueError, TypeError, UnicodeDecodeError, RecursionError)
+
+
+def _from_remote(remote: Any, key: str, decode: Callable, out: list, i: int) -> bool:
+    files = remote.get(key)
+    if files is None:
+        return False
+    try:
+        out[i] = decode(files)
+    except _DECODE_ERRORS as e:
+        warnings.warn(f"tritium cache: dropping remote entry {key} ({remote.name}): its files do not decode "
+                      f"({type(e).__name__}: {e}); the kernel will be recompiled", RuntimeWarning, stacklevel=4)
+        remote.drop(key)
+        return False
+    stats["remote_hits"] += 1
     put(key, files)
-    return value
+    return True
+
+
+def _build(keys: list[str], mine: list[int], build_many: Callable, decode: Callable, out: list, remote: Any,
+           raise_errors: bool) -> None:
+    built = build_many(mine)
+    for i, files in zip(mine, built):
+        if isinstance(files, BaseException):
+            if raise_errors:
+                raise files
+            out[i] = files
+            continue
+        stats["builds"] += 1
+        out[i] = decode(files)
+        put(keys[i], files)
+        if remote is not None:
+            remote.put(keys[i], files)
+
+
+def _wait_for(remote: Any, keys: list[str], theirs: list[int], decode: Callable, out: list,
+              deadline: float) -> list[int]:
+    """Polls until each key another process is building has its entry;
+    returns the keys to build here after all (the builder gave up or died,
+    or the deadline passed)."""
+    stats["waited"] += len(theirs)
+    again = []
+    while theirs:
+        time.sleep(WAIT_POLL_S)
+        still = []
+        for i in theirs:
+            if _from_remote(remote, keys[i], decode, out, i):
+                continue
+            if not remote.locked(keys[i]) or time.monotonic() > deadline:
+                again.append(i)
+            else:
+                still.append(i)
+        theirs = still
+    return again
 
 
 def get_or_build(key: str, build: Callable[[], dict[str, bytes]]) -> dict[str, bytes]:
@@ -247,5 +356,5 @@ def get_or_build(key: str, build: Callable[[], dict[str, bytes]]) -> dict[str, b
     return load_or_build(key, build, lambda files: files)
 
 
-__all__ = ["cache_dir", "compiler_version", "get", "get_or_build", "kernel_key", "load_or_build", "put",
-           "reached_functions", "source_digest"]
+__all__ = ["cache_dir", "compiler_version", "get", "get_or_build", "kernel_key", "load_or_build",
+           "load_or_build_many", "put", "reached_functions", "source_digest", "stats"]

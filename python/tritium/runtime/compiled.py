@@ -3,7 +3,8 @@
 LLVM IR → PTX → cubin or → AMDGCN → HSACO (`compile_ir_bytes`), the result with its
 metadata (`CompiledKernel`, what the disk cache stores and the launcher
 loads), and the compiled kernel for one specialization of a @jit function,
-through the disk cache (`compiled_for`, `warmup_compile`), or for a given
+through the cache stack (`compiled_for`, `warmup_compile`; many at once on
+the Rust compile pool: `compile_ir_many`, `compiled_many`, `warmup_many`), or for a given
 signature and target ahead of time (`compile_with_target`, tritium.compile's)."""
 from __future__ import annotations
 
@@ -227,20 +228,71 @@ def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, n
                      num_stages: int = 3, use_ptxas: bool = True, dump_stages: bool = False) -> CompiledKernel:
     """Binary tile IR → LLVM IR → PTX → cubin (when ptxas is found). With
     `dump_stages`, `.asm["stages"]` lists (stage, tile IR text): the frontend's
-    IR, then the IR after each tile-level pass (fold, canonicalize, cse, dce)."""
+    IR, then the IR after each tile-level pass (fold, canonicalize, cse, dce).
+    A "hip:gfx942" target compiles to AMDGCN and HSACO instead."""
     target = Target.parse(target) if isinstance(target, str) else target
-    asm: dict[str, Any] = {"ir_bytes": ir, "ir": _core.to_text(ir)}
-    meta: dict[str, Any] = {"name": name, "target": str(target), "num_warps": num_warps, "num_stages": num_stages,
-                            "params": params, "shared": 0, "dynamic_shared": 0, "registers": None,
-                            "spill_stores": 0, "spill_loads": 0, "stack_bytes": 0, "ptxas": None}
     if target.backend == "hip":
         from ..backends.amd_compile import compile_hsaco
+        asm: dict[str, Any] = {"ir_bytes": ir, "ir": _core.to_text(ir)}
+        meta = _base_metadata(name, params, target, num_warps, num_stages)
         compile_hsaco(ir, asm, meta, target, num_warps, dump_stages)
         meta["spills"] = meta["spill_stores"] + meta["spill_loads"]
         return CompiledKernel(name, asm, meta)
     out = _core.compile_ptx(ir, arch=target.codegen_arch, num_warps=num_warps, dump_stages=dump_stages,
                             libdevice=libdevice_path(), num_stages=num_stages)
-    if dump_stages:
+    ptxas = driver.ptxas_path() if use_ptxas else None
+    if ptxas is not None:
+        symbol = out["kernels"][0] if out["kernels"] else name
+        try:
+            out["cubin"], out["ptxas"] = _core.ptxas_compile(ptxas, out["ptx"], target.sass_arch, symbol)
+        except _core.PtxasError as e:
+            raise PTXASError(str(e)) from None
+    return _assemble(ir, name, params, target, num_warps, num_stages, out)
+
+
+def compile_ir_many(jobs: list[tuple], threads: int | None = None) -> list[Any]:
+    """`compile_ir_bytes(ir, name, params, target, num_warps, num_stages)` for
+    every job at once: code generation and ptxas run on Rust worker threads
+    with the GIL released (`_core.compile_batch`). Returns, per job in order,
+    its CompiledKernel or the exception compiling it raised (PTXASError for
+    ptxas), so one failing kernel does not fail the others."""
+    ptxas, libdevice = driver.ptxas_path(), libdevice_path()
+    targets = [Target.parse(j[3]) if isinstance(j[3], str) else j[3] for j in jobs]
+    nvidia = [i for i, t in enumerate(targets) if t.backend != "hip"]
+    native = [(jobs[i][0], targets[i].codegen_arch, jobs[i][4], ptxas, targets[i].sass_arch, jobs[i][1], libdevice,
+               jobs[i][5]) for i in nvidia]
+    outs = dict(zip(nvidia, _core.compile_batch(native, threads) if native else []))
+    results: list[Any] = []
+    for i, ((ir, name, params, _t, nw, ns), t) in enumerate(zip(jobs, targets)):
+        if i not in outs:       # AMD: one at a time (compile_hsaco links in-process)
+            try:
+                results.append(compile_ir_bytes(ir, name, params, t, nw, ns))
+            except Exception as e:  # noqa: BLE001  reported in this job's place
+                results.append(e)
+            continue
+        out = outs[i]
+        if isinstance(out, _core.PtxasError):
+            results.append(PTXASError(str(out)))
+        elif isinstance(out, BaseException):
+            results.append(out)
+        else:
+            results.append(_assemble(ir, name, params, t, nw, ns, out))
+    return results
+
+
+def _base_metadata(name: str, params: list, target: Any, num_warps: int, num_stages: int) -> dict[str, Any]:
+    return {"name": name, "target": str(target), "num_warps": num_warps, "num_stages": num_stages,
+            "params": params, "shared": 0, "dynamic_shared": 0, "registers": None,
+            "spill_stores": 0, "spill_loads": 0, "stack_bytes": 0, "ptxas": None}
+
+
+def _assemble(ir: bytes, name: str, params: list, target: Target, num_warps: int, num_stages: int,
+              out: dict) -> CompiledKernel:
+    """The CompiledKernel from the Rust compile's output (`compile_ptx`'s
+    dict, plus "cubin" and "ptxas" when ptxas ran)."""
+    asm: dict[str, Any] = {"ir_bytes": ir, "ir": _core.to_text(ir)}
+    meta = _base_metadata(name, params, target, num_warps, num_stages)
+    if "stages" in out:
         asm["stages"] = [(str(stage), str(text)) for stage, text in out["stages"]]
     asm["llir"], asm["ptx"] = out["llir"], out["ptx"]
     # per function: its shared-memory buffers (scratch, virtual per call site) and each call path's base
@@ -250,36 +302,60 @@ def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, n
     # scratch for reductions and layout conversions: the kernel's dynamic shared memory
     meta["dynamic_shared"] = int(out["shared"])
     meta["shared"] = meta["dynamic_shared"]
-    if use_ptxas:
-        ptxas = driver.ptxas_path()
-        if ptxas is not None:
-            try:
-                cubin, info = _core.ptxas_compile(ptxas, asm["ptx"], target.sass_arch, meta["symbol"])
-            except _core.PtxasError as e:
-                raise PTXASError(str(e)) from None
-            asm["cubin"] = cubin
-            meta.update(registers=info["registers"], spill_stores=info["spill_stores"],
-                        spill_loads=info["spill_loads"], stack_bytes=info["stack_bytes"],
-                        shared=meta["dynamic_shared"] + info["shared_bytes"], ptxas=driver.ptxas_version())
+    if "cubin" in out:
+        info = out["ptxas"]
+        asm["cubin"] = out["cubin"]
+        meta.update(registers=info["registers"], spill_stores=info["spill_stores"],
+                    spill_loads=info["spill_loads"], stack_bytes=info["stack_bytes"],
+                    shared=meta["dynamic_shared"] + info["shared_bytes"], ptxas=driver.ptxas_version())
     meta["spills"] = meta["spill_stores"] + meta["spill_loads"]
     return CompiledKernel(name, asm, meta)
 
 
 def compiled_for(jit_fn: Any, spec: Any, key: tuple, target: str, num_warps: int, num_stages: int,
                  debug: Any) -> Any:
-    """The CompiledKernel for one specialization: from the disk cache, or
-    compiled and stored. Needs no GPU (tests drive the cache through it)."""
-    check_unchanged(jit_fn)
-    dbg = debug_requested(debug, jit_fn.debug)
-    options = {"num_warps": num_warps, "num_stages": num_stages, "debug": dbg}
-    disk_key = cache.kernel_key(jit_fn, target, options, spec.key_text(key))
+    """The CompiledKernel for one specialization: from the disk cache (or
+    the remote one), or compiled and stored. Needs no GPU (tests drive the
+    cache through it)."""
+    result = compiled_many([(jit_fn, spec, key, target, num_warps, num_stages, debug)])[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
 
-    def build() -> dict[str, bytes]:
-        s = spec.specialization(key)
-        ir = frontend.compile_kernel(jit_fn, s.signature, s.arg_attrs(), debug=dbg).encode()
-        return compile_ir_bytes(ir, jit_fn.__name__, param_kinds(s.signature), target, num_warps,
-                                num_stages).to_files()
-    return cache.load_or_build(disk_key, build, CompiledKernel.from_files)
+
+def compiled_many(requests: list[tuple], threads: int | None = None) -> list[Any]:
+    """`compiled_for(*request)` for every request at once: cache look-ups
+    first, then the frontend (Python) for each kernel missing, then code
+    generation and ptxas for all of them together on Rust worker threads
+    (`compile_ir_many`). Returns, in order, a CompiledKernel or the
+    exception that request raised, so one failing config fails alone."""
+    keys, plans = [], []
+    for jit_fn, spec, key, target, num_warps, num_stages, debug in requests:
+        check_unchanged(jit_fn)
+        dbg = debug_requested(debug, jit_fn.debug)
+        options = {"num_warps": num_warps, "num_stages": num_stages, "debug": dbg}
+        keys.append(cache.kernel_key(jit_fn, target, options, spec.key_text(key)))
+        plans.append((jit_fn, spec, key, target, num_warps, num_stages, dbg))
+
+    def build_many(todo: list[int]) -> list[Any]:
+        jobs, where, failed = [], [], {}
+        for i in todo:
+            jit_fn, spec, key, target, num_warps, num_stages, dbg = plans[i]
+            try:
+                s = spec.specialization(key)
+                ir = frontend.compile_kernel(jit_fn, s.signature, s.arg_attrs(), debug=dbg).encode()
+            except Exception as e:  # noqa: BLE001  reported in this request's place
+                failed[i] = e
+                continue
+            jobs.append((ir, jit_fn.__name__, param_kinds(s.signature), target, num_warps, num_stages))
+            where.append(i)
+        built = dict(zip(where, compile_ir_many(jobs, threads) if jobs else []))
+        out = []
+        for i in todo:
+            r = failed.get(i, built.get(i))
+            out.append(r.to_files() if isinstance(r, CompiledKernel) else r)
+        return out
+    return cache.load_or_build_many(keys, build_many, CompiledKernel.from_files)
 
 
 def current_target() -> str:
@@ -290,15 +366,37 @@ def current_target() -> str:
 def warmup_compile(jit_fn: Any, args: tuple, params: dict, options: dict) -> Any:
     """`kernel.warmup(...)`: the CompiledKernel for these arguments, through
     the disk cache, without launching (and without a GPU if need be)."""
-    unknown = set(options) - {"num_warps", "num_stages", "debug", "stream", "num_ctas"}
-    if unknown:
-        raise TypeError(f"{jit_fn.__name__}.warmup(): unsupported option(s) {', '.join(sorted(unknown))}")
+    result = warmup_many(jit_fn, [(args, params, options)])[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def warmup_many(jit_fn: Any, calls: list[tuple[tuple, dict, dict]]) -> list[Any]:
+    """`warmup` for many (args, params, options) at once: every kernel not
+    cached is compiled in one batch on the compile pool. Per call, its
+    CompiledKernel or the exception compiling it raised."""
     spec = specializer(jit_fn, "cuda")
-    bound = jit_fn.bind_call([MockTensor.wrap_dtype(a) for a in args],
-                             {k: MockTensor.wrap_dtype(v) for k, v in params.items()})
-    key = spec.key(tuple(bound.values()))
-    return compiled_for(jit_fn, spec, key, current_target(), options.get("num_warps", 4),
-                        options.get("num_stages", 3), options.get("debug"))
+    target = current_target()
+    requests: list[Any] = []
+    for args, params, options in calls:
+        unknown = set(options) - {"num_warps", "num_stages", "debug", "stream", "num_ctas", "warmup"}
+        if unknown:
+            requests.append(TypeError(f"{jit_fn.__name__}.warmup(): unsupported option(s) "
+                                      f"{', '.join(sorted(unknown))}"))
+            continue
+        try:
+            bound = jit_fn.bind_call([MockTensor.wrap_dtype(a) for a in args],
+                                     {k: MockTensor.wrap_dtype(v) for k, v in params.items()})
+            key = spec.key(tuple(bound.values()))
+        except Exception as e:  # noqa: BLE001  reported in this call's place
+            requests.append(e)
+            continue
+        requests.append((jit_fn, spec, key, target, options.get("num_warps", 4), options.get("num_stages", 3),
+                         options.get("debug")))
+    todo = [r for r in requests if isinstance(r, tuple)]
+    done = iter(compiled_many(todo) if todo else [])
+    return [r if isinstance(r, BaseException) else next(done) for r in requests]
 
 
 def target_of(target: Any) -> Any:

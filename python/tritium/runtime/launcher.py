@@ -11,7 +11,7 @@ from typing import Any
 from .. import _core
 from ..grid import normalize_grid
 from . import driver
-from .compiled import compiled_for
+from .compiled import compiled_for, compiled_many
 from .driver import torch_queries
 from .specialization import specializer
 
@@ -44,11 +44,7 @@ class Launcher:
             tkey = (key, 4, 3, None, device)
         kernel = self.table.get(tkey)
         if kernel is None:
-            kernel = self.table[tkey] = self._compile(key, num_warps, num_stages, options.get("debug"), device)
-            # the Rust table serves the default options, whichever launch
-            # compiled them (one with warmup= or stream= included)
-            if tkey[1:4] == (4, 3, None) and self.fast is not None and isinstance(kernel, _core.CudaKernel):
-                self.fast.insert(key, device, kernel)
+            kernel = self._remember(tkey, self._compile(key, num_warps, num_stages, options.get("debug"), device))
         if options.get("warmup"):
             return kernel
         if callable(grid):
@@ -59,6 +55,44 @@ class Launcher:
             stream = queries[1](device) if queries is not None else 0
         kernel.launch(gx, gy, gz, int(stream), bound)
         return kernel
+
+    def _remember(self, tkey: tuple, kernel: Any) -> Any:
+        self.table[tkey] = kernel
+        # the Rust table serves the default options, whichever launch
+        # compiled them (one with warmup= or stream= included)
+        if tkey[1:4] == (4, 3, None) and self.fast is not None and isinstance(kernel, _core.CudaKernel):
+            self.fast.insert(tkey[0], tkey[4], kernel)
+        return kernel
+
+    def precompile(self, calls: list[tuple[tuple, dict]]) -> list[Any]:
+        """Compiles and loads, without launching, the kernels that
+        `self(grid, *call)` would launch, for every call at once (one batch
+        on the compile pool, compiled.compiled_many). Per call: the loaded
+        kernel, or the exception binding, compiling or loading it raised
+        (OutOfResources when the device cannot run it)."""
+        queries = torch_queries()
+        device = queries[0]() if queries is not None else 0
+        wanted: list[Any] = []
+        for args, kwargs in calls:
+            try:
+                key, _bound, options = self.spec.bind(*args, **kwargs)
+            except Exception as e:  # noqa: BLE001  reported in this call's place
+                wanted.append(e)
+                continue
+            wanted.append((key, options.get("num_warps", 4), options.get("num_stages", 3), options.get("debug"),
+                           device))
+        missing = list(dict.fromkeys(t for t in wanted if isinstance(t, tuple) and t not in self.table))
+        target = driver.target_for(device)
+        built = compiled_many([(self.jit_fn, self.spec, t[0], target, t[1], t[2], t[3]) for t in missing])
+        failed = {}
+        for tkey, result in zip(missing, built):
+            try:
+                if isinstance(result, BaseException):
+                    raise result
+                self._remember(tkey, result.load(device))
+            except Exception as e:  # noqa: BLE001
+                failed[tkey] = e
+        return [t if isinstance(t, BaseException) else failed.get(t, self.table.get(t)) for t in wanted]
 
     def _compile(self, key: tuple, num_warps: int, num_stages: int, debug: Any, device: int) -> Any:
         return compiled_for(self.jit_fn, self.spec, key, driver.target_for(device), num_warps, num_stages,
@@ -98,8 +132,13 @@ def launch(jit_fn: Any, grid: Any, args: tuple, kwargs: dict) -> Any:
     """`jit_fn[grid](*args, **kwargs)` on the GPU, through the Python path;
     from the first call on, `kernel[grid](...)` reaches the launcher's Rust
     entry (`jit_fn._fast`) directly."""
+    return launcher_for(jit_fn)(grid, args, kwargs)
+
+
+def launcher_for(jit_fn: Any) -> Launcher:
+    """The kernel's Launcher, made on first use."""
     launcher = jit_fn.__dict__.get("_cuda_launcher")
     if launcher is None:
         launcher = jit_fn.__dict__["_cuda_launcher"] = Launcher(jit_fn)
         jit_fn._attach_fast()
-    return launcher(grid, args, kwargs)
+    return launcher
