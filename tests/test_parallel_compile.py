@@ -83,3 +83,10 @@ def test_warmup_many_compiles_only_what_is_missing(tmp_path, monkeypatch):
     assert isinstance(out[4], _core.CodegenError)
     with pytest.raises(_core.CodegenError, match="num_warps"):
         scale.warmup(f32, f32, 1024, S=0, BLOCK=128, num_warps=3)
+
+
+def test_a_batch_may_mix_nvidia_and_amd_targets():
+    cuda, hip = job(2), job(2)[:3] + ("hip:gfx942",) + job(2)[4:]
+    out = aot.compile_ir_many([hip, cuda, hip[:4] + (3,) + hip[5:]])
+    assert "hsaco" in out[0].asm and "ptx" in out[1].asm
+    assert isinstance(out[2], _core.CodegenError)          # 3 warps: refused in its place
