@@ -118,6 +118,25 @@ def test_corpus_kernel_compiles_to_a_valid_hsaco(name, arch, tmp_path):
 
 # --- targeted instruction choices ----------------------------------------------
 
+@pytest.mark.parametrize("arch,instr", [("hip:gfx942", "v_mfma_f32_16x16x16"), ("hip:gfx1100", "v_wmma_f32_16x16x16")])
+@pytest.mark.parametrize("name", ["matmul", "attention"])
+def test_dots_run_on_matrix_cores(name, arch, instr, tmp_path):
+    fn, sig, consts = CORPUS[name]
+    k = tritium.compile(fn, signature=_signature_of(fn, sig), constexprs=consts, target=arch)
+    text = disassemble(k.asm["hsaco"], arch, tmp_path)
+    assert instr in text
+    assert re.search(r"ds_(read|load)", text) and k.metadata["lds"] > 0     # operands staged in LDS
+
+
+def test_rdna4_and_fp32_dots_fall_back_to_fma(tmp_path):
+    fn, sig, consts = CORPUS["matmul"]
+    k = tritium.compile(fn, signature=_signature_of(fn, sig), constexprs=consts, target="hip:gfx1200")
+    assert "wmma" not in disassemble(k.asm["hsaco"], "hip:gfx1200", tmp_path)
+    k = tritium.compile(fn, signature=_signature_of(fn, sig.replace("fp16", "fp32")), constexprs=consts,
+                        target="hip:gfx942")
+    assert "v_mfma" not in disassemble(k.asm["hsaco"], "hip:gfx942", tmp_path)
+
+
 @tritium.jit
 def copy_scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

@@ -59,8 +59,18 @@ impl Options {
             return Err(num_warps_error(num_warps as i64));
         }
         let off = std::env::var("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER").is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
+        let arch = Arch::parse(arch)?;
+        let wave = arch.target().warp_size();
+        if num_warps * wave > 1024 {
+            return Err(CodegenError::Option(format!(
+                "num_warps={num_warps} makes {} threads per block on {}; at most 1024 fit ({} warps of {wave})",
+                num_warps * wave,
+                arch.name(),
+                1024 / wave
+            )));
+        }
         Ok(Options {
-            arch: Arch::parse(arch)?,
+            arch,
             num_warps,
             cross_call_barriers: !off,
             passes: PassOptions::default(),

@@ -14,6 +14,7 @@ mod convert;
 mod debug;
 mod control;
 mod dot;
+mod dot_amd;
 mod extern_fn;
 mod fp8;
 mod lookup;

@@ -177,8 +177,13 @@ impl Target for Amdgpu {
         16
     }
     fn mma(&self) -> tritium_transforms::MmaSupport {
-        // MFMA/WMMA layouts are not built yet: dots run as FMAs
-        tritium_transforms::MmaSupport::None
+        use tritium_transforms::MmaSupport;
+        match self.arch {
+            AmdArch::Gfx90a | AmdArch::Gfx942 | AmdArch::Gfx950 => MmaSupport::Mfma,
+            AmdArch::Gfx1100 => MmaSupport::Wmma,
+            // RDNA 4's WMMA spreads operands differently: not built yet, dots run as FMAs
+            AmdArch::Gfx1200 => MmaSupport::None,
+        }
     }
     fn has_fp8_convert(&self) -> bool {
         false

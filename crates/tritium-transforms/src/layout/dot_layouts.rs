@@ -1,6 +1,7 @@
 //! Which layouts a `dot` gets: wgmma (v3) accumulators with NVMMA shared
 //! operands where the target and the tile allow it, else mma.sync (v2)
-//! accumulators with swizzled shared operands, else none (an FMA loop).
+//! accumulators with swizzled shared operands, else none (an FMA loop). AMD
+//! targets ask `mma::amd_dot_layouts` (MFMA, WMMA).
 use tritium_ir::{Function, ScalarKind, TypeTable, Value};
 
 use super::assign::LayoutOptions;
@@ -14,6 +15,9 @@ pub enum MmaSupport {
     V2 { fp8: bool },
     /// `wgmma` (sm_90a), with `mma.sync` for what it cannot do.
     V3,
+    /// AMD MFMA 16x16x16 (CDNA, wave64) and WMMA 16x16x16 (RDNA 3, wave32): `mma::amd_dot_layouts`.
+    Mfma,
+    Wmma,
 }
 
 /// The accumulator, A and B layouts of a dot, or None when it runs without
@@ -32,6 +36,14 @@ pub fn dot_layouts(
     let (a_shape, b_shape) = (types.dims(a_ty).to_vec(), types.dims(f.value_type(b)).to_vec());
     let res_shape = types.dims(f.value_type(res)).to_vec();
     let kind = types.scalar_kind(a_ty)?;
+    if let Some(version) = match opts.mma {
+        MmaSupport::Mfma => Some(super::mma::MFMA),
+        MmaSupport::Wmma => Some(super::mma::WMMA),
+        _ => None,
+    } {
+        let kinds = [kind, types.scalar_kind(f.value_type(b))?, types.scalar_kind(f.value_type(res))?];
+        return super::mma::amd_dot_layouts(version, kinds, &a_shape, &b_shape, &res_shape, opts.num_warps);
+    }
     let fp8 = matches!(kind, ScalarKind::F8E4M3 | ScalarKind::F8E5M2);
     let k_width = match kind {
         ScalarKind::F16 | ScalarKind::BF16 => 2,

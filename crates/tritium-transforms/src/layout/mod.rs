@@ -8,7 +8,7 @@
 //! - `Blocked`: contiguous elements per thread, lanes and warps tiling the
 //!   rest; each tensor rank has one canonical blocked layout.
 //! - `Slice { parent, dim }`: what a reduction along `dim` leaves of `parent`.
-//! - `Mma`: tensor-core accumulators (v2 `mma.sync`, v3 `wgmma`).
+//! - `Mma`: tensor-core accumulators (v2 `mma.sync`, v3 `wgmma`, v4 AMD MFMA, v5 AMD WMMA).
 //! - `DotOperand`: the registers of a dot's A or B operand for an Mma parent.
 //! - `Shared`: the value lives in shared memory (swizzled or NVMMA).
 mod assign;
@@ -26,7 +26,7 @@ use tritium_ir::Value;
 pub use assign::{assign_layouts, LayoutOptions, MmaSupport};
 pub use blocked::Blocked;
 pub use linear::LinearLayout;
-pub use mma::{DotOperand, Mma, Operand};
+pub use mma::{DotOperand, Mma, Operand, MFMA, WMMA};
 pub use shared::SharedLayout;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -1,0 +1,95 @@
+//! AMDGPU integration tests at the Rust level: `dot` on matrix cores (MFMA on
+//! CDNA, WMMA on RDNA 3) from tile IR text, checked in the AMDGCN assembly,
+//! and the options AMD targets refuse. (Whole kernels from Python, with LLVM's
+//! tools on the code objects: tests/test_codegen_amd.py.)
+mod common;
+
+use common::compile;
+use tritium_codegen::Options;
+
+/// `tl.dot` of a 64x32 by a 32x64 tile of `ELEM`, stored as f32 (generated
+/// by the frontend from a kernel in the style of tests/kernels/matmul.py).
+const DOT: &str = r#"
+func @dot_kernel(%0: ptr<f16>, %1: ptr<f16>, %2: ptr<f32>) attributes {kernel} {
+  %3 = "arange"() {end = 64, start = 0} : () -> tensor<64xi32> loc("dot.py":6:9)
+  %4 = "arange"() {end = 64, start = 0} : () -> tensor<64xi32> loc("dot.py":7:9)
+  %5 = "arange"() {end = 32, start = 0} : () -> tensor<32xi32> loc("dot.py":8:9)
+  %6 = "expand_dims"(%3) {axis = 1} : (tensor<64xi32>) -> tensor<64x1xi32> loc("dot.py":9:24)
+  %7 = "const"() {value = 32} : () -> i32 loc("dot.py":9:24)
+  %8 = "splat"(%7) : (i32) -> tensor<64x1xi32> loc("dot.py":9:24)
+  %9 = "mul"(%6, %8) : (tensor<64x1xi32>, tensor<64x1xi32>) -> tensor<64x1xi32> loc("dot.py":9:24)
+  %10 = "splat"(%0) : (ptr<f16>) -> tensor<64x1xptr<f16>> loc("dot.py":9:16)
+  %11 = "addptr"(%10, %9) : (tensor<64x1xptr<f16>>, tensor<64x1xi32>) -> tensor<64x1xptr<f16>> loc("dot.py":9:16)
+  %12 = "expand_dims"(%5) {axis = 0} : (tensor<32xi32>) -> tensor<1x32xi32> loc("dot.py":9:42)
+  %13 = "broadcast"(%11) : (tensor<64x1xptr<f16>>) -> tensor<64x32xptr<f16>> loc("dot.py":9:16)
+  %14 = "broadcast"(%12) : (tensor<1x32xi32>) -> tensor<64x32xi32> loc("dot.py":9:16)
+  %15 = "addptr"(%13, %14) : (tensor<64x32xptr<f16>>, tensor<64x32xi32>) -> tensor<64x32xptr<f16>> loc("dot.py":9:16)
+  %16 = "load"(%15) {cache = "", eviction = "", volatile = false} : (tensor<64x32xptr<f16>>) -> tensor<64x32xf16> loc("dot.py":9:8)
+  %17 = "expand_dims"(%5) {axis = 1} : (tensor<32xi32>) -> tensor<32x1xi32> loc("dot.py":10:24)
+  %18 = "const"() {value = 64} : () -> i32 loc("dot.py":10:24)
+  %19 = "splat"(%18) : (i32) -> tensor<32x1xi32> loc("dot.py":10:24)
+  %20 = "mul"(%17, %19) : (tensor<32x1xi32>, tensor<32x1xi32>) -> tensor<32x1xi32> loc("dot.py":10:24)
+  %21 = "splat"(%1) : (ptr<f16>) -> tensor<32x1xptr<f16>> loc("dot.py":10:16)
+  %22 = "addptr"(%21, %20) : (tensor<32x1xptr<f16>>, tensor<32x1xi32>) -> tensor<32x1xptr<f16>> loc("dot.py":10:16)
+  %23 = "expand_dims"(%4) {axis = 0} : (tensor<64xi32>) -> tensor<1x64xi32> loc("dot.py":10:42)
+  %24 = "broadcast"(%22) : (tensor<32x1xptr<f16>>) -> tensor<32x64xptr<f16>> loc("dot.py":10:16)
+  %25 = "broadcast"(%23) : (tensor<1x64xi32>) -> tensor<32x64xi32> loc("dot.py":10:16)
+  %26 = "addptr"(%24, %25) : (tensor<32x64xptr<f16>>, tensor<32x64xi32>) -> tensor<32x64xptr<f16>> loc("dot.py":10:16)
+  %27 = "load"(%26) {cache = "", eviction = "", volatile = false} : (tensor<32x64xptr<f16>>) -> tensor<32x64xf16> loc("dot.py":10:8)
+  %28 = "const"() {value = 0.0} : () -> tensor<64x64xf32> loc("dot.py":11:8)
+  %29 = "dot"(%16, %27, %28) {input_precision = "tf32", max_num_imprecise_acc = 0} : (tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf32>) -> tensor<64x64xf32> loc("dot.py":11:8)
+  %30 = "expand_dims"(%3) {axis = 1} : (tensor<64xi32>) -> tensor<64x1xi32> loc("dot.py":12:21)
+  %31 = "const"() {value = 64} : () -> i32 loc("dot.py":12:21)
+  %32 = "splat"(%31) : (i32) -> tensor<64x1xi32> loc("dot.py":12:21)
+  %33 = "mul"(%30, %32) : (tensor<64x1xi32>, tensor<64x1xi32>) -> tensor<64x1xi32> loc("dot.py":12:21)
+  %34 = "splat"(%2) : (ptr<f32>) -> tensor<64x1xptr<f32>> loc("dot.py":12:13)
+  %35 = "addptr"(%34, %33) : (tensor<64x1xptr<f32>>, tensor<64x1xi32>) -> tensor<64x1xptr<f32>> loc("dot.py":12:13)
+  %36 = "expand_dims"(%4) {axis = 0} : (tensor<64xi32>) -> tensor<1x64xi32> loc("dot.py":12:39)
+  %37 = "broadcast"(%35) : (tensor<64x1xptr<f32>>) -> tensor<64x64xptr<f32>> loc("dot.py":12:13)
+  %38 = "broadcast"(%36) : (tensor<1x64xi32>) -> tensor<64x64xi32> loc("dot.py":12:13)
+  %39 = "addptr"(%37, %38) : (tensor<64x64xptr<f32>>, tensor<64x64xi32>) -> tensor<64x64xptr<f32>> loc("dot.py":12:13)
+  "store"(%39, %29) {cache = "", eviction = ""} : (tensor<64x64xptr<f32>>, tensor<64x64xf32>) -> () loc("dot.py":12:4)
+  "return"() : () -> () loc("dot.py":5:0)
+}
+"#;
+
+fn dot_of(elem: &str) -> String {
+    DOT.replace("f16", elem)
+}
+
+#[test]
+fn cdna_dots_use_mfma() {
+    // gfx90a spells them v_mfma_f32_16x16x16f16 / ..bf16_1k, gfx942 v_mfma_f32_16x16x16_f16 / _bf16
+    for elem in ["f16", "bf16"] {
+        for arch in ["hip:gfx90a", "hip:gfx942"] {
+            let out = compile(&dot_of(elem), arch, 4);
+            let mfmas: Vec<&str> = out.ptx.lines().filter(|l| l.trim_start().starts_with("v_mfma_f32_16x16x16")).collect();
+            // 64x64 over 4 waves (2x2): each wave 2x2 tiles of 16x16, K = 32 in two steps
+            assert_eq!(mfmas.len(), 8, "{arch} {elem}:\n{}", out.ptx);
+            assert!(mfmas.iter().all(|l| l.contains("bf16") == (elem == "bf16")), "{mfmas:?}");
+            assert!(out.ptx.contains("ds_read"), "operands come from LDS:\n{}", out.ptx);
+        }
+    }
+}
+
+#[test]
+fn rdna3_dots_use_wmma() {
+    for (elem, instr) in [("f16", "v_wmma_f32_16x16x16_f16"), ("bf16", "v_wmma_f32_16x16x16_bf16")] {
+        let out = compile(&dot_of(elem), "hip:gfx1100", 4);
+        assert_eq!(out.ptx.matches(instr).count(), 8, "{elem}:\n{}", out.ptx);
+    }
+}
+
+#[test]
+fn rdna4_dots_fall_back_to_fma() {
+    let out = compile(&dot_of("f16"), "hip:gfx1200", 4);
+    assert!(!out.ptx.contains("wmma") && out.ptx.contains("v_cvt_f32_f16"), "{}", out.ptx);
+}
+
+#[test]
+fn too_many_waves_is_an_option_error() {
+    let err = Options::new("hip:gfx942", 32).unwrap_err().to_string();
+    assert!(err.contains("2048 threads") && err.contains("16 warps of 64"), "{err}");
+    assert!(Options::new("hip:gfx1100", 32).is_ok());
+    assert!(Options::new("hip:gfx803", 4).unwrap_err().to_string().contains("gfx942"));
+}
