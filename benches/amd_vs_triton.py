@@ -3,7 +3,9 @@
 no GPU and no ROCm. Per kernel and arch it prints compile time (median of
 warm compiles in one process, caches off; the first compile in parentheses)
 and, read from each HSACO by the same code (tritium.backends.hsaco and
-llvm-objdump-19): VGPRs, SGPRs, LDS bytes, spills and instruction count.
+llvm-objdump-19): VGPRs (AGPRs included, as the note counts them on CDNA),
+SGPRs, LDS bytes (Triton's from its metadata: it allocates LDS at launch),
+spills and instruction count.
 
     .venv/bin/python benches/amd_vs_triton.py [--archs gfx942,gfx1100] [--kernels a,b] [--warm N]
 
@@ -42,6 +44,7 @@ def worker(compiler: str, kernels: list[str], archs: list[str], warm: int, out_d
     """Compiles each kernel for each arch 1 + `warm` times; writes each HSACO
     to `out_dir` and prints one JSON line of timings (ms)."""
     sys.path.insert(0, str(HERE / "kernels"))
+    lds: dict[tuple, int] = {}      # LDS a launch must allocate, where the code object does not state it
     if compiler == "tritium":
         sys.path.insert(0, str(ROOT / "python"))
         import tritium
@@ -64,6 +67,8 @@ def worker(compiler: str, kernels: list[str], archs: list[str], warm: int, out_d
             src = ASTSource(spec.fn, _spec_signature(spec), dict(spec.constexprs))
             k = triton.compile(src, target=GPUTarget("hip", arch, WAVE[arch]), options={"num_warps": 4})
             knobs.compilation.always_compile = True    # later compiles are compiles, not cache hits
+            # Triton allocates LDS at launch (dynamic): its note says 0, its metadata the bytes
+            lds[(spec.fn.__name__, arch)] = int(k.metadata.shared)
             return k.asm["hsaco"]
     import defs
     results: dict[str, Any] = {}
@@ -84,6 +89,8 @@ def worker(compiler: str, kernels: list[str], archs: list[str], warm: int, out_d
                 times.append((time.perf_counter() - t0) * 1e3)
             (out_dir / f"{compiler}.{name}.{arch}.hsaco").write_bytes(code)
             results[f"{name}/{arch}"] = {"first_ms": first, "warm_ms": statistics.median(times) if times else first}
+            if (spec.fn.__name__, arch) in lds:
+                results[f"{name}/{arch}"]["launch_lds"] = lds[(spec.fn.__name__, arch)]
     print(json.dumps(results))
 
 
@@ -204,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
                 if "error" not in r:
                     name, arch = key.split("/")
                     r.update(resources((out / f"{who}.{name}.{arch}.hsaco").read_bytes(), arch, out))
+                    r["lds"] = max(r["lds"], r.pop("launch_lds", 0))
     print(f"# tritium vs Triton 3.6, AMD targets, compile-only on the CPU ({time.strftime('%Y-%m-%d')}, "
           f"{os.cpu_count()} cores); T = Triton, t = tritium; compile ms = warm median (first)\n")
     print(table(kernels, archs, sides["triton"], sides["tritium"]))
