@@ -4,9 +4,9 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use tritium_transforms::{canonicalize, eliminate_common_subexpressions, eliminate_dead_code, fold_constants};
+use tritium_transforms::{canonicalize, eliminate_common_subexpressions, eliminate_dead_code, fold_constants, fuse_dot_accumulate};
 
-/// Runs `passes` ("fold", "canonicalize", "cse", "dce"), each once and in
+/// Runs `passes` ("fold", "canonicalize", "cse", "dce", "dot_acc"), each once and in
 /// order, or the whole pipeline when None, on binary tile IR (verified
 /// before and after); returns the rewritten module's bytes.
 #[pyfunction]
@@ -26,6 +26,7 @@ fn run_passes<'py>(py: Python<'py>, ir_bytes: &[u8], passes: Option<Vec<String>>
                         "canonicalize" => canonicalize,
                         "cse" => eliminate_common_subexpressions,
                         "dce" => eliminate_dead_code,
+                        "dot_acc" => fuse_dot_accumulate,
                         other => return Err(PyValueError::new_err(format!("unknown pass {other:?}"))),
                     };
                     pass(&mut m);

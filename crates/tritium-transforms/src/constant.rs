@@ -101,6 +101,24 @@ pub fn make(f: &mut Function, ty: Type, k: ScalarKind, c: Const, loc: Loc) -> Op
     f.create_const(ty, to_attr(k, c), loc)
 }
 
+/// Whether `v` is zero everywhere (a zero constant, splat or cast or not) in
+/// any element kind, f16 included: what `cp.async`'s zero fill gives masked
+/// lanes, and the accumulator of a dot that adds nothing.
+pub fn is_zero(f: &Function, v: Value) -> bool {
+    let Some(op) = f.defining_op(v) else { return false };
+    let d = &f.ops[op];
+    match d.opcode {
+        Opcode::Const => match d.attrs.get("value") {
+            Some(Attr::Int(0)) => true,
+            Some(Attr::Float(x)) => x.to_bits() == 0,
+            _ => false,
+        },
+        // every cast takes zero to zero
+        Opcode::Splat | Opcode::Cast => is_zero(f, d.operands[0]),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

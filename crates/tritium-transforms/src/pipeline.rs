@@ -4,7 +4,7 @@
 //! assignment.
 use tritium_ir::{verify, Module, VerifyError};
 
-use crate::{canonicalize, eliminate_common_subexpressions, eliminate_dead_code, expand_block_memory, fold_constants};
+use crate::{canonicalize, eliminate_common_subexpressions, eliminate_dead_code, expand_block_memory, fold_constants, fuse_dot_accumulate};
 
 /// Which passes run; all by default. `verify_each` re-verifies after every
 /// pass (on in debug builds and tests: a pass producing invalid IR is a bug).
@@ -14,12 +14,14 @@ pub struct PassOptions {
     pub canonicalize: bool,
     pub cse: bool,
     pub dce: bool,
+    /// `acc + dot(a, b, 0)` into `dot(a, b, acc)` (a float contraction).
+    pub dot_acc: bool,
     pub verify_each: bool,
 }
 
 impl Default for PassOptions {
     fn default() -> Self {
-        PassOptions { fold: true, canonicalize: true, cse: true, dce: true, verify_each: cfg!(debug_assertions) }
+        PassOptions { fold: true, canonicalize: true, cse: true, dce: true, dot_acc: true, verify_each: cfg!(debug_assertions) }
     }
 }
 
@@ -28,7 +30,7 @@ impl PassOptions {
     /// it, but for the block memory ops `run_passes` always expands (no
     /// target lowers them as they are).
     pub fn none() -> Self {
-        PassOptions { fold: false, canonicalize: false, cse: false, dce: false, verify_each: false }
+        PassOptions { fold: false, canonicalize: false, cse: false, dce: false, dot_acc: false, verify_each: false }
     }
 }
 
@@ -45,6 +47,8 @@ const PASSES: &[(&str, Pass)] = &[
     ("canonicalize", canonicalize),
     ("cse", eliminate_common_subexpressions),
     ("dce", eliminate_dead_code),
+    // after dce, so the dot's zero accumulator has lost its dead users
+    ("dot_acc", fuse_dot_accumulate),
 ];
 
 const ROUNDS: usize = 2;
@@ -77,6 +81,7 @@ pub fn run_passes(
                 "fold" => opts.fold,
                 "canonicalize" => opts.canonicalize,
                 "cse" => opts.cse,
+                "dot_acc" => opts.dot_acc,
                 _ => opts.dce,
             };
             if !on {

@@ -1,8 +1,8 @@
-//! The tile passes as stages: `fold`, `canonicalize`, `cse`, `dce` (one run
+//! The tile passes as stages: `fold`, `canonicalize`, `cse`, `dce`, `dot_acc` (one run
 //! each) and `passes` (the pipeline as codegen runs it). The output is the
 //! printed module; running the stage again must change nothing.
 use tritium_ir::{print, verify, Module};
-use tritium_transforms::{canonicalize, eliminate_common_subexpressions, eliminate_dead_code, fold_constants, run_passes, PassOptions};
+use tritium_transforms::{canonicalize, eliminate_common_subexpressions, eliminate_dead_code, fold_constants, fuse_dot_accumulate, run_passes, PassOptions};
 
 use crate::case::Step;
 use crate::subtest::{Checking, Input, Output, SubTest};
@@ -22,6 +22,7 @@ verified!(fold, fold_constants);
 verified!(canon, canonicalize);
 verified!(cse, eliminate_common_subexpressions);
 verified!(dce, eliminate_dead_code);
+verified!(dot_acc, fuse_dot_accumulate);
 
 fn pipeline(m: &mut Module) -> Result<(), String> {
     let opts = PassOptions { verify_each: true, ..PassOptions::default() };
@@ -30,11 +31,12 @@ fn pipeline(m: &mut Module) -> Result<(), String> {
 
 pub struct PassStage(&'static str, Pass);
 
-static STAGES: [PassStage; 5] = [
+static STAGES: [PassStage; 6] = [
     PassStage("fold", fold),
     PassStage("canonicalize", canon),
     PassStage("cse", cse),
     PassStage("dce", dce),
+    PassStage("dot_acc", dot_acc),
     PassStage("passes", pipeline),
 ];
 
