@@ -182,14 +182,15 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &dyn Target, module: &mut tritium
     // unreached functions are helpers the frontend inlined: no analysis sees them
     // (their call sites must not weaken a callee's facts or ask for allocation)
     graph.retain(|f| reachable.contains(&f));
-    let mut layouts = assign_all_layouts(target, module, &graph, options.num_warps);
+    let (mut layouts, narrow_loads) = assign_all_layouts(target, module, &graph, options.num_warps);
     if target.has_async_copy() {
         // whatever else lives across a loop (a staged operand, scratch) keeps room
         let budget = target.max_shared_bytes().saturating_sub(32 * 1024);
-        let opts = tritium_transforms::PipelineOptions { num_stages: options.num_stages, smem_budget: budget };
         let mut pipelined = 0;
         for &f in &graph.post_order {
             if let Some(map) = layouts.get_mut(&f) {
+                let synchronous = narrow_loads.iter().filter(|(g, _)| *g == f).map(|&(_, op)| op).collect();
+                let opts = tritium_transforms::PipelineOptions { num_stages: options.num_stages, smem_budget: budget, synchronous };
                 pipelined += tritium_transforms::pipeline_loops(module, f, map, &opts);
             }
         }
@@ -259,28 +260,36 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &dyn Target, module: &mut tritium
 /// Layout assignment for every function reachable from a kernel, callees
 /// first (a call's operands are converted to its callee's argument layouts).
 /// Canonical layouts are sized for the widest global access each function
-/// makes, which needs axis info of the module as it is before assignment.
+/// makes, which needs axis info of the module as it is before assignment;
+/// the same facts name the loads too narrow for `cp.async` (returned, for
+/// the pipeliner).
 fn assign_all_layouts(
     target: &dyn Target,
     module: &mut tritium_ir::Module,
     graph: &tritium_analysis::CallGraph,
     num_warps: u32,
-) -> std::collections::HashMap<tritium_ir::Func, tritium_transforms::LayoutMap> {
+) -> (std::collections::HashMap<tritium_ir::Func, tritium_transforms::LayoutMap>, std::collections::HashSet<(tritium_ir::Func, tritium_ir::Op)>) {
     let axis = tritium_analysis::ModuleAxisInfo::compute(module, graph);
     let mut maps = std::collections::HashMap::new();
+    let mut narrow = std::collections::HashSet::new();
+    let max = target.max_access_bytes();
     for &f in &graph.post_order {
         let (access, fast_dims) = match axis.funcs.get(&f) {
-            Some(facts) => (
-                lower::widest_access_bytes(module, &module.funcs[f], facts, target.max_access_bytes()),
-                lower::transposed_accesses(module, &module.funcs[f], facts),
-            ),
-            None => (target.max_access_bytes(), Default::default()),
+            Some(facts) => {
+                let func = &module.funcs[f];
+                let best = lower::access_bytes(module, func, facts, max, true);
+                let is_load = |op: &tritium_ir::Op| func.ops[*op].opcode == tritium_ir::Opcode::Load;
+                narrow.extend(best.iter().filter(|&(op, &b)| is_load(op) && b < 4).map(|(&op, _)| (f, op)));
+                let widest = lower::access_bytes(module, func, facts, max, false).into_values().max().unwrap_or(max);
+                (widest, lower::transposed_accesses(module, func, facts))
+            }
+            None => (max, Default::default()),
         };
         let opts = tritium_transforms::LayoutOptions { num_warps, warp_size: target.warp_size(), max_access_bytes: access, mma: target.mma(), fast_dims };
         let map = tritium_transforms::assign_layouts(module, f, &opts, &maps);
         maps.insert(f, map);
     }
-    maps
+    (maps, narrow)
 }
 
 /// Parses tile IR text, then `compile_ptx` (for tests and tools).

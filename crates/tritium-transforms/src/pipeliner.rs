@@ -14,7 +14,8 @@
 //! iterations ahead. A loop is left alone when any of that is also needed by
 //! the rest of the body or after the loop, when its step is not a positive
 //! constant, or when even two stages would not fit the shared-memory
-//! budget (fewer stages are used first).
+//! budget (fewer stages are used first), or when every load it would stage
+//! is one the caller names `synchronous` (too narrow for `cp.async`).
 //!
 //! Runs after layout assignment (it needs the shared layouts) and gives
 //! every value it makes a layout; it neither renumbers values nor leaves
@@ -23,15 +24,23 @@ use std::collections::{HashMap, HashSet};
 
 use tritium_ir::{Attr, Attrs, Block, Func, Function, Loc, Module, Op, Opcode, ScalarKind, Type, TypeTable, Value, ValueDef};
 
+use crate::constant::is_zero;
 use crate::effects::is_pure;
 use crate::layout::{Layout, LayoutMap, SharedLayout};
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct PipelineOptions {
     /// Stages of loops without their own `num_stages` (the launch option).
     pub num_stages: u32,
     /// Shared memory the stages of one loop may take, in bytes.
     pub smem_budget: u32,
+    /// Loads whose copies could not be asynchronous (narrower than a
+    /// `cp.async`). A loop whose staged loads would all be such is left
+    /// alone: its stages would be plain loads and shared stores where the
+    /// loads were, overlapping nothing, while costing shared memory and the
+    /// prologue's registers. Beside an asynchronous one they are staged
+    /// (they usually share its index math, which must all run ahead).
+    pub synchronous: HashSet<Op>,
 }
 
 /// Pipelines every eligible loop of `func`; returns how many.
@@ -110,7 +119,7 @@ fn plan_loop(types: &TypeTable, f: &Function, layouts: &LayoutMap, for_op: Op, o
         }
         candidates.push(Candidate { load: op, convert, shared: shared.clone(), tile_bytes });
     }
-    if candidates.is_empty() {
+    if candidates.iter().all(|c| opts.synchronous.contains(&c.load)) {
         return None;
     }
 
@@ -199,23 +208,6 @@ fn const_int(f: &Function, v: Value) -> Option<i64> {
     let op = f.defining_op(v)?;
     let d = &f.ops[op];
     (d.opcode == Opcode::Const).then(|| d.attrs.get("value").and_then(Attr::as_int)).flatten()
-}
-
-/// Whether `v` is zero everywhere (a zero constant, splat or not): what
-/// `cp.async`'s zero fill gives masked lanes anyway.
-fn is_zero(f: &Function, v: Value) -> bool {
-    let Some(op) = f.defining_op(v) else { return false };
-    let d = &f.ops[op];
-    match d.opcode {
-        Opcode::Const => match d.attrs.get("value") {
-            Some(Attr::Int(0)) => true,
-            Some(Attr::Float(x)) => x.to_bits() == 0,
-            _ => false,
-        },
-        // every cast takes zero to zero
-        Opcode::Splat | Opcode::Cast => is_zero(f, d.operands[0]),
-        _ => false,
-    }
 }
 
 struct Rewriter<'a> {

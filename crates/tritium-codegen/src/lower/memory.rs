@@ -4,10 +4,12 @@
 //! each group is one predicated access of machine words (`Target::load_global`,
 //! or a buffer access where `buffer.rs` allows one).
 //! `i1` memory is one byte per element, as in Triton.
+use std::collections::HashMap;
+
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValueEnum;
 use inkwell::IntPredicate;
-use tritium_ir::{Attr, Function, Module, Op, Opcode, Region, ScalarKind, Value};
+use tritium_ir::{Attr, Function, Module, Op, Opcode, ScalarKind, Value};
 
 use super::Lowering;
 use tritium_analysis::axis_info::pow2_floor;
@@ -249,27 +251,23 @@ fn to_storage<'c>(lw: &Lowering<'_, 'c>, v: BasicValueEnum<'c>, kind: ScalarKind
     }
 }
 
-/// The widest global access (bytes per thread per instruction) any tensor
-/// `load`/`store` of `func` can use, judged from contiguity, alignment and
-/// mask constancy alone, capped at `max_bytes`; `max_bytes` when there is
-/// none. Layout assignment sizes `size_per_thread` from this: when no access
-/// can be vectorised, owning several consecutive elements per thread only
-/// makes each scalar access of a warp stride over 4x the cache lines (4x the
-/// L1 wavefronts, 4x the partial-sector writes to L2), where one element per
-/// lane makes it a single coalesced 128-byte line.
-pub(crate) fn widest_access_bytes(module: &Module, func: &Function, facts: &FuncAxisInfo, max_bytes: u32) -> u32 {
-    let mut widest: Option<u32> = None;
-    widest_in(module, func, facts, max_bytes, func.body, &mut widest);
-    widest.unwrap_or(max_bytes)
-}
-
-fn widest_in(module: &Module, func: &Function, facts: &FuncAxisInfo, max_bytes: u32, region: Region, widest: &mut Option<u32>) {
+/// The widest access (bytes per thread per instruction, capped at
+/// `max_bytes`) each tensor `load` and `store` of `func` can use, judged from
+/// contiguity, alignment and mask constancy alone: layouts are not chosen
+/// yet, so no per-thread element count caps it. Layout assignment sizes
+/// `size_per_thread` from the widest of them: when no access can be
+/// vectorised, owning several consecutive elements per thread only makes
+/// each scalar access of a warp stride over 4x the cache lines (4x the L1
+/// wavefronts, 4x the partial-sector writes to L2), where one element per
+/// lane makes it a single coalesced 128-byte line: that judges the last
+/// dim. The pipeliner judges the best dim (a transposed access runs along
+/// another) and leaves loops alone whose loads are all narrower than a
+/// `cp.async` (4 bytes).
+pub(crate) fn access_bytes(module: &Module, func: &Function, facts: &FuncAxisInfo, max_bytes: u32, best_dim: bool) -> HashMap<Op, u32> {
     let types = &module.types;
-    for &op in &func.region_block(region).ops {
+    let mut out = HashMap::new();
+    for (_, op) in func.ops_preorder() {
         let data = &func.ops[op];
-        for &r in &data.regions {
-            widest_in(module, func, facts, max_bytes, r, widest);
-        }
         let mask = match data.opcode {
             Opcode::Load => data.operands.get(1).copied(),
             Opcode::Store => data.operands.get(2).copied(),
@@ -282,11 +280,16 @@ fn widest_in(module: &Module, func: &Function, facts: &FuncAxisInfo, max_bytes: 
         }
         let Some(kind) = types.pointee(ty).and_then(|p| types.scalar_kind(p)) else { continue };
         let eb = elem_bytes(kind);
-        // layouts are not chosen yet, so no per-thread element count caps it
-        let vec = elems_per_access(facts.get(ptr), mask.map(|m| facts.get(m)), eb, max_bytes, u64::MAX);
-        let bytes = (vec * eb as u64).min(max_bytes as u64) as u32;
-        *widest = Some(widest.map_or(bytes, |w| w.max(bytes)));
+        let rank = types.dims(ty).len();
+        let along = |v: Value, d: usize| match facts.dims(v) {
+            Some(f) if best_dim && f.rank() == rank => f.dim(d),
+            _ => facts.get(v),
+        };
+        let dims = if best_dim { 0..rank } else { rank - 1..rank };
+        let vec = dims.map(|d| elems_per_access(along(ptr, d), mask.map(|m| along(m, d)), eb, max_bytes, u64::MAX)).max().unwrap_or(1);
+        out.insert(op, (vec * eb as u64).min(max_bytes as u64) as u32);
     }
+    out
 }
 
 /// Global accesses of `func` whose pointers run contiguous along a dim

@@ -67,7 +67,7 @@ pub(crate) struct Lowering<'a, 'c> {
 }
 
 pub use call::{lower_function, FuncShared};
-pub(crate) use memory::{transposed_accesses, widest_access_bytes};
+pub(crate) use memory::{access_bytes, transposed_accesses};
 
 /// The LLVM type of a scalar or pointer IR type; `Err` names why not.
 pub(crate) fn llvm_scalar_type<'c>(llvm: &Llvm<'c>, module: &Module, ty: Type) -> std::result::Result<BasicTypeEnum<'c>, String> {
