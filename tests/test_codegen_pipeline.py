@@ -125,3 +125,71 @@ def test_loads_contiguous_along_dim_0_are_wide_and_asynchronous(arch):
     assert commits == 3 and copies > 0
     # no element-wise 2-byte global loads: the K^T tile moves in 16-byte chunks
     assert not re.search(r"ld\.global(\.\w+)*\.[bu]16", ptx)
+
+
+def _loop_bodies(ptx):
+    """The text of each loop: from a label to the branch that jumps back to it."""
+    bodies = []
+    for m in re.finditer(r"^(\$L__BB\d+_\d+):", ptx, re.M):
+        back = re.search(r"bra(\.uni)?\s+" + re.escape(m.group(1)) + ";", ptx[m.end():])
+        if back:
+            bodies.append(ptx[m.end():m.end() + back.start()])
+    return bodies
+
+
+@pytest.mark.parametrize("stages", [2, 3])
+def test_each_element_is_copied_by_one_thread(stages):
+    # a 128x64 A tile beside a 128x256 accumulator: A's copies are sized for
+    # A, not for the canonical layout of the accumulator (which would have
+    # four threads copy each chunk)
+    bm, bn, bk, warps = 128, 256, 64, 8
+    k = _compile("cuda:90a", launch_stages=stages, tile=(bm, bn, bk), warps=warps)
+    copies, _, _ = _counts(k.asm["ptx"])
+    per_stage = (bm * bk + bk * bn) * 2 // 16 // (32 * warps)
+    assert copies == per_stage * stages, (copies, per_stage)
+
+
+def test_wgmma_loop_dot_runs_on_into_the_next_iteration():
+    ptx = _compile("cuda:90a", tile=(128, 256, 64), warps=8).asm["ptx"]
+    [body] = [b for b in _loop_bodies(ptx) if "wgmma.mma_async" in b]
+    waits = re.findall(r"wgmma\.wait_group\.sync\.aligned (\d+);", body)
+    assert waits == ["1"]                       # the dot leaves itself in flight
+    # the copies refill the stage the previous iteration's dot read: only after it waited
+    assert body.index("wgmma.wait_group") < body.index("cp.async.cg.shared.global")
+    after = ptx[ptx.index(body) + len(body):]
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned 0;", after)   # dot_wait after the loop
+    assert "serialized" not in k_warnings(ptx)
+
+
+def k_warnings(ptx):
+    """ptxas's warnings for `ptx` (sm_90a): it names wgmma it had to serialize."""
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        src = f"{d}/k.ptx"
+        open(src, "w").write(ptx)
+        out = subprocess.run([driver.ptxas_path(), "-arch=sm_90a", src, "-o", f"{d}/k.cubin"],
+                             capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stderr
+
+
+@tritium.jit
+def scaled_a_loop(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for kb in tl.range(0, K // BK, num_stages=3):
+        a = tl.load(a_ptr + rm[:, None] * K + (kb * BK + rk)[None, :])
+        b = tl.load(b_ptr + (kb * BK + rk)[:, None] * BN + rn[None, :])
+        # A is computed in the loop and staged by a conversion whose buffer
+        # the next iteration rewrites: that dot must finish in its iteration
+        acc = tl.dot(a * 2.0, b, acc)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+def test_dot_of_an_operand_made_in_the_loop_waits_for_itself():
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32"}
+    k = compile_kernel(scaled_a_loop, signature=sig, constexprs={"BM": 64, "BN": 64, "BK": 64}, target="cuda:90a",
+                       num_warps=4, attrs={"divisibility": ["a_ptr", "b_ptr", "c_ptr", "K"]})
+    [body] = [b for b in _loop_bodies(k.asm["ptx"]) if "wgmma.mma_async" in b]
+    assert re.findall(r"wgmma\.wait_group\.sync\.aligned (\d+);", body) == ["0"]

@@ -190,7 +190,12 @@ op_table! {
     // reductions, scans, dot
     Reduce => pure(with_regions(with_attrs(op("reduce", 1, None, Variadic), AXIS), 1)),
     Scan => pure(with_regions(with_attrs(op("scan", 1, None, Variadic), &[req("axis", Int), req("reverse", Bool)]), 1)),
-    Dot => pure(with_attrs(fixed("dot", 3, 1), &[req("input_precision", Str), req("max_num_imprecise_acc", Int)])),
+    // `pending` (set by the pipeliner): the dot may still run when it returns,
+    // with at most that many dots in flight; `dot_wait` ends them
+    Dot => pure(with_attrs(
+        fixed("dot", 3, 1),
+        &[req("input_precision", Str), req("max_num_imprecise_acc", Int), opt("pending", Int)],
+    )),
     // hints
     MultipleOf => pure(with_attrs(fixed("multiple_of", 1, 1), HINT)),
     MaxContiguous => pure(with_attrs(fixed("max_contiguous", 1, 1), HINT)),
@@ -244,6 +249,9 @@ op_table! {
     AsyncCopy => op("async_copy", 3, Some(5), Fixed(0)),
     AsyncCommit => fixed("async_commit", 0, 0),
     AsyncWait => with_attrs(fixed("async_wait", 0, 0), &[req("pending", Int)]),
+    // waits until at most `pending` asynchronous dots are in flight; its
+    // results are its operands (accumulators of those dots), safe to read
+    DotWait => with_attrs(op("dot_wait", 1, None, Variadic), &[req("pending", Int)]),
 }
 
 const BLOCK_LOAD: &[AttrSpec] = &[

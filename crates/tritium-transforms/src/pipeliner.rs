@@ -203,6 +203,20 @@ fn users(f: &Function) -> HashMap<Value, Vec<Op>> {
     out
 }
 
+/// Every value `block`'s ops (and the ops of their regions) define.
+fn defined_within(f: &Function, block: Block) -> HashSet<Value> {
+    let mut out = HashSet::new();
+    for &op in &f.blocks[block].ops {
+        out.extend(f.ops[op].results.iter().copied());
+        for &r in &f.ops[op].regions {
+            let b = f.regions[r].block;
+            out.extend(f.blocks[b].args.iter().copied());
+            out.extend(defined_within(f, b));
+        }
+    }
+    out
+}
+
 /// The integer `v` holds if a `const` op defines it.
 fn const_int(f: &Function, v: Value) -> Option<i64> {
     let op = f.defining_op(v)?;
@@ -350,17 +364,75 @@ impl Rewriter<'_> {
                 }
             }
         }
-        let mut last = 0;
+        // the copies go last, after the dots: they overwrite the stage
+        // iteration i - 1 read, which an asynchronous dot of that iteration
+        // may still be reading until this iteration's dot has waited for it
         for (c, &buf) in plan.candidates.iter().zip(&allocs) {
-            let index = self.f.blocks[plan.body].ops.iter().position(|&o| o == c.load).expect("the load in the body");
-            let mut here = Cursor { block: plan.body, index };
             let load = self.f.ops[c.load].operands.clone();
-            self.async_copy(&mut here, buf, write, &load, guard);
             self.f.erase_op(plan.body, c.load);
-            last = last.max(here.index - 1);
+            let mut end = self.before_terminator(plan.body);
+            self.async_copy(&mut end, buf, write, &load, guard);
         }
-        let mut commit = Cursor { block: plan.body, index: last + 1 };
-        self.emit(&mut commit, Opcode::AsyncCommit, &[], None, Attrs::new());
+        let mut end = self.before_terminator(plan.body);
+        self.emit(&mut end, Opcode::AsyncCommit, &[], None, Attrs::new());
+        self.make_dots_async(parent, plan);
+    }
+
+    fn before_terminator(&self, block: Block) -> Cursor {
+        Cursor { block, index: self.f.blocks[block].ops.len().saturating_sub(1) }
+    }
+
+    /// Lets wgmma dots that only accumulate across iterations run on while
+    /// the next iteration starts (`pending = 1`): such a dot's accumulator
+    /// is the loop-carried value it alone reads and it alone yields, and its
+    /// operands are stages of this loop or values made before it (nothing
+    /// in the body rewrites their shared memory while the dot reads it). One
+    /// `dot_wait` right after the loop ends the last ones before anything
+    /// reads their results.
+    fn make_dots_async(&mut self, parent: Block, plan: &Plan) {
+        let body = plan.body;
+        let ops = self.f.blocks[body].ops.clone();
+        let yield_op = *ops.last().expect("a terminated body");
+        let args = self.f.blocks[body].args.clone();
+        let uses = users(self.f);
+        let only_user = |v: Value, u: Op| uses.get(&v).is_some_and(|us| us.as_slice() == [u]);
+        let in_body = defined_within(self.f, body);
+        let staged_or_outside = |f: &Function, v: Value| {
+            !in_body.contains(&v) && !args.contains(&v)
+                || f.defining_op(v).is_some_and(|d| f.ops[d].opcode == Opcode::LocalView)
+        };
+        let mut slots = Vec::new();
+        for &op in &ops {
+            let d = &self.f.ops[op];
+            if d.opcode != Opcode::Dot || !matches!(self.layouts.of(d.results[0]), Some(Layout::Mma(m)) if m.version == 3) {
+                continue;
+            }
+            let (acc, res) = (d.operands[2], d.results[0]);
+            let Some(k) = args[1..].iter().position(|&a| a == acc) else { continue };
+            let yielded = self.f.ops[yield_op].operands.get(k) == Some(&res);
+            let chained = only_user(acc, op) && only_user(res, yield_op) && yielded;
+            let operands_stay = d.operands[..2].iter().all(|&v| staged_or_outside(self.f, v));
+            if chained && operands_stay && !self.f.ops[yield_op].operands.iter().enumerate().any(|(j, &v)| v == res && j != k) {
+                self.f.ops[op].attrs.insert("pending".into(), Attr::Int(1));
+                slots.push(k);
+            }
+        }
+        if slots.is_empty() {
+            return;
+        }
+        let results: Vec<Value> = slots.iter().map(|&k| self.f.ops[plan.for_op].results[k]).collect();
+        let tys: Vec<Type> = results.iter().map(|&r| self.f.value_type(r)).collect();
+        let attrs = [("pending".to_string(), Attr::Int(0))].into_iter().collect();
+        let wait = self.f.create_op(Opcode::DotWait, &results, &tys, attrs, Vec::new(), self.loc);
+        let index = self.f.blocks[parent].ops.iter().position(|&o| o == plan.for_op).expect("the loop in its block");
+        self.f.insert_op(parent, index + 1, wait);
+        for (i, &r) in results.iter().enumerate() {
+            let waited = self.f.ops[wait].results[i];
+            let l = self.layouts.of(r).cloned();
+            self.set_layout(waited, l);
+            self.f.replace_all_uses(r, waited);
+            self.f.ops[wait].operands[i] = r;
+        }
     }
 
     /// Clones slice op `op` at `at`, its operands through `map`; maps its results.

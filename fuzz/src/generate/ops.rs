@@ -71,7 +71,8 @@ impl Gen<'_, '_, '_> {
             Opcode::ConvertLayout => self.convert_layout(block),
             Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic => self.block_memory(block, opcode),
             Opcode::Gather | Opcode::Histogram | Opcode::Assume | Opcode::ExternElementwise => self.lookup(block, opcode),
-            Opcode::LocalAlloc | Opcode::LocalView | Opcode::AsyncCopy | Opcode::AsyncCommit | Opcode::AsyncWait => {
+            Opcode::LocalAlloc | Opcode::LocalView | Opcode::AsyncCopy | Opcode::AsyncCommit | Opcode::AsyncWait
+            | Opcode::DotWait => {
                 self.staging(block, opcode)
             }
             // region ops past the nesting cap; terminators end blocks, made by
@@ -457,10 +458,13 @@ impl Gen<'_, '_, '_> {
         let ct = self.shaped_kind(&shape(m, n), acc_k);
         let xs = [self.value_of(block, at)?, self.value_of(block, bt)?, self.value_of(block, ct)?];
         let precision = *self.u.choose(&["tf32", "tf32x3", "ieee"])?;
-        let attrs = [
+        let mut attrs = vec![
             ("input_precision", Attr::Str(precision.into())),
             ("max_num_imprecise_acc", Attr::Int(self.u.int_in_range(0..=64)?)),
         ];
+        if self.u.ratio(1, 4)? {
+            attrs.push(("pending", Attr::Int(self.u.int_in_range(0..=1)?)));
+        }
         self.op(block, Opcode::Dot, &xs, &[ct], &attrs)?;
         Ok(())
     }

@@ -1,7 +1,8 @@
 //! Generators of the software pipeliner's ops (docs/ir.md): a multi-stage
 //! buffer, then views of a stage and asynchronous copies into one (their
 //! buffer must be a `local_alloc`, so each comes with its own), commit and
-//! wait.
+//! wait; and `dot_wait` over a few values (what it waits for is the
+//! asynchronous dots of a pipelined loop, but any values verify).
 use arbitrary::Result;
 use tritium_ir::{Attr, Block, Opcode, ScalarKind};
 
@@ -15,6 +16,17 @@ impl Gen<'_, '_, '_> {
             Opcode::AsyncWait => {
                 let pending = Attr::Int(self.u.int_in_range(0..=3)?);
                 return self.op(block, opcode, &[], &[], &[("pending", pending)]).map(|_| ());
+            }
+            Opcode::DotWait => {
+                let n = self.u.int_in_range(1..=2)?;
+                let mut vs = Vec::new();
+                for _ in 0..n {
+                    let t = self.any_type()?;
+                    vs.push(self.value_of(block, t)?);
+                }
+                let tys: Vec<_> = vs.iter().map(|&v| self.ty(v)).collect();
+                let pending = Attr::Int(self.u.int_in_range(0..=1)?);
+                return self.op(block, opcode, &vs, &tys, &[("pending", pending)]).map(|_| ());
             }
             _ => {}
         }

@@ -1,8 +1,9 @@
 """The software pipeliner's ops (`local_alloc`, `local_view`, `async_copy`,
-`async_commit`, `async_wait`) in the interpreter. Compiled code makes them
+`async_commit`, `async_wait`, `dot_wait`) in the interpreter. Compiled code makes them
 only after layout assignment, so kernels never bring them here; hand-written
 or fuzzed IR may. A copy lands at once, which is one of the orders a
-correctly waited-for pipeline allows, so commit and wait have nothing to do."""
+correctly waited-for pipeline allows, so commit and wait have nothing to do;
+likewise a dot finishes at once, so `dot_wait` gives back its operands."""
 from __future__ import annotations
 
 import numpy as np
@@ -41,3 +42,6 @@ class StagingOps:
 
     def _op_async_wait(self, op, vals, types, rtys, attrs):
         return []
+
+    def _op_dot_wait(self, op, vals, types, rtys, attrs):
+        return list(vals)

@@ -217,6 +217,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             Opcode::AsyncCopy => self.lower_async_copy(op),
             Opcode::AsyncCommit => self.lower_async_commit(op),
             Opcode::AsyncWait => self.lower_async_wait(op),
+            Opcode::DotWait => self.lower_dot_wait(op),
             // compile_ptx runs tritium_transforms::expand_block_memory before lowering
             Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic => {
                 Err(CodegenError::Internal(format!("`{}` reached lowering unexpanded", self.op(op).opcode)))

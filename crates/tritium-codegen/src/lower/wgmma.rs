@@ -10,8 +10,10 @@
 //!   bytes `K * swizzle` apart (LBO), 8-row K groups `8 * swizzle` apart.
 //!
 //! Sequence per dot: `wgmma.fence`, one `wgmma.mma_async` per (M tile, N
-//! tile, K step), `commit_group`, `wait_group 0`. The wait takes the
-//! accumulator registers in and out, so nothing reads them before it.
+//! tile, K step), `commit_group`, `wait_group N`: N is 0, or the dot's
+//! `pending` when the pipeliner made it asynchronous (then `dot_wait` ends
+//! it). The wait takes the accumulator registers in and out, so nothing
+//! reads them before it.
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, IntValue};
 use tritium_analysis::Access;
@@ -184,23 +186,55 @@ impl<'a, 'c> Lowering<'a, 'c> {
             }
         }
         self.asm_void("wgmma.commit_group.sync.aligned;")?;
-        // wait, passing every accumulator register through so nothing reads one early
-        let all = acc.len() / acc_per_reg;
+        // a dot the pipeliner made asynchronous leaves its group in flight
+        // (the next iteration's dot chains on the same registers; `dot_wait`
+        // after the loop ends it)
+        let pending = self.op(op).attrs.get("pending").and_then(tritium_ir::Attr::as_int).unwrap_or(0).max(0) as u32;
+        self.wgmma_wait(&mut acc, kacc, pending)?;
+        self.set(op, acc);
+        Ok(())
+    }
+
+    /// `dot_wait`: each operand (an accumulator of an asynchronous dot) goes
+    /// through `wgmma.wait_group`; on targets without wgmma it is the value.
+    pub(super) fn lower_dot_wait(&mut self, op: Op) -> Result<()> {
+        let data = self.op(op).clone();
+        let pending = data.attrs.get("pending").and_then(tritium_ir::Attr::as_int).unwrap_or(0).max(0) as u32;
+        for (&v, &r) in data.operands.iter().zip(&data.results) {
+            let mut regs = self.regs(v)?.clone();
+            let wgmma = matches!(self.layouts.of(v), Some(Layout::Mma(m)) if m.version == 3);
+            if let (true, Some(kind)) = (wgmma, self.kind(v)) {
+                self.wgmma_wait(&mut regs, kind, pending)?;
+            }
+            self.values.insert(r, regs);
+        }
+        Ok(())
+    }
+
+    /// `wgmma.wait_group pending`, passing every accumulator register
+    /// through so nothing reads one before the wait.
+    fn wgmma_wait(&mut self, acc: &mut [BasicValueEnum<'c>], kind: ScalarKind, pending: u32) -> Result<()> {
+        let (reg_ty, letter, per_reg): (BasicTypeEnum<'c>, &str, usize) = match kind {
+            ScalarKind::F32 => (self.llvm.context.f32_type().into(), "f", 1),
+            ScalarKind::F16 => (self.llvm.context.i32_type().into(), "r", 2),
+            _ => (self.llvm.context.i32_type().into(), "r", 1),
+        };
+        let all = acc.len() / per_reg;
         let cons: Vec<String> = (0..all).map(|_| format!("={letter}")).chain((0..all).map(|i| i.to_string())).collect();
         let ret = self.llvm.context.struct_type(&vec![reg_ty; all], false);
         let args: Vec<BasicValueEnum<'c>> = (0..all)
-            .map(|r| if acc_per_reg == 2 { self.pack_b32(&acc[2 * r..2 * r + 2]).map(Into::into) } else { Ok(acc[r]) })
+            .map(|r| if per_reg == 2 { self.pack_b32(&acc[2 * r..2 * r + 2]).map(Into::into) } else { Ok(acc[r]) })
             .collect::<Result<_>>()?;
+        let asm = format!("wgmma.wait_group.sync.aligned {pending};");
         let out = self
             .llvm
-            .inline_asm("wgmma.wait_group.sync.aligned 0;", &cons.join(","), Some(ret.into()), &args, true)?
+            .inline_asm(&asm, &cons.join(","), Some(ret.into()), &args, true)?
             .ok_or_else(|| CodegenError::Llvm("wgmma wait returned nothing".into()))?
             .into_struct_value();
         for r in 0..all {
             let v = self.llvm.builder.build_extract_value(out, r as u32, "")?;
-            self.set_acc_reg(&mut acc, 0, r, acc_per_reg, v)?;
+            self.set_acc_reg(acc, 0, r, per_reg, v)?;
         }
-        self.set(op, acc);
         Ok(())
     }
 

@@ -85,6 +85,18 @@ impl Checker<'_> {
                 Ok(())
             }
             Opcode::AsyncCommit | Opcode::AsyncWait => Ok(()),
+            Opcode::DotWait => {
+                if ops.len() != res.len() {
+                    return Err(format!("{} operands but {} results: each result is its operand", ops.len(), res.len()));
+                }
+                for (&o, &r) in ops.iter().zip(&res) {
+                    self.result_is(r, o)?;
+                }
+                match self.f.ops[op].attrs.get("pending").and_then(crate::Attr::as_int) {
+                    Some(p) if p < 0 => Err(format!("pending must not be negative, got {p}")),
+                    _ => Ok(()),
+                }
+            }
             Opcode::ConvertLayout => {
                 if !types.is_tensor(ops[0]) {
                     return Err(format!("operand must be a tensor, got {}", self.show(ops[0])));

@@ -24,13 +24,18 @@ impl Assigner<'_> {
         out
     }
 
-    /// The carried layouts of a loop: start from the initial values'; a
-    /// costly value yielded in another layout pulls its slot to that layout.
+    /// The carried layouts of a `for` loop: start from the initial values'; a
+    /// costly value yielded in another layout pulls its slot to that layout,
+    /// and a pointer walked for accesses takes the layout they want
+    /// (`walked_pointer_layout`).
     fn carried_layouts(&mut self, args: &[Value], initial: Vec<Option<Layout>>, regions: &[tritium_ir::Region], yields: impl Fn(&Function) -> Vec<Value> + Copy) -> Vec<Option<Layout>> {
         let mut carried = initial;
         for _ in 0..MAX_LOOP_ROUNDS {
             for (&a, l) in args.iter().zip(&carried) {
                 self.set(a, l.clone());
+            }
+            for a in args {
+                self.wanted.remove(a);
             }
             let yielded = self.dry_run(regions, yields);
             let ys = yields(self.f);
@@ -38,6 +43,8 @@ impl Assigner<'_> {
             for (k, (y, l)) in ys.iter().zip(&yielded).enumerate() {
                 if l.is_some() && *l != carried[k] && !self.cheap(*y, 0) {
                     next[k] = l.clone();
+                } else if let Some(walked) = self.walked_pointer_layout(args[k], *y, &carried[k]) {
+                    next[k] = Some(walked);
                 }
             }
             if next == carried {

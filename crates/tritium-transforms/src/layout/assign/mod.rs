@@ -23,9 +23,10 @@
 //! `expand_dims` chains of those) is recomputed in the wanted layout right
 //! before the op; anything else gets one `convert_layout` after its
 //! definition, shared by all its uses.
+mod access;
 mod control;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tritium_ir::{Attr, Block, Func, Function, Module, Op, Opcode, TypeData, TypeTable, Value, ValueDef};
 
@@ -76,8 +77,11 @@ pub fn assign_layouts(module: &mut Module, func: Func, opts: &LayoutOptions, cal
         converted: HashMap::new(),
         recomputed: HashMap::new(),
         dry: false,
+        dot_fed: HashSet::new(),
+        wanted: HashMap::new(),
     };
     a.index_blocks();
+    a.find_dot_fed_loads();
     let entry = a.f.entry_block();
     for v in a.f.args().to_vec() {
         if let Some(l) = a.canonical_of(v) {
@@ -131,6 +135,11 @@ struct Assigner<'a> {
     recomputed: HashMap<(Value, Layout, Block), Value>,
     /// Deciding loop-carried layouts: record layouts, change no IR.
     dry: bool,
+    /// Loads whose every use is a dot's A or B operand (staged in shared
+    /// memory anyway, so their register layout is theirs to choose).
+    dot_fed: HashSet<Op>,
+    /// During a dry run: the layouts ops wanted a loop's block arguments in.
+    wanted: HashMap<Value, Vec<Layout>>,
 }
 
 /// The elementwise ops (every tensor operand and result in one layout), as a
@@ -216,30 +225,6 @@ impl Assigner<'_> {
         self.map.canonical(rank)
     }
 
-    /// Whether global accesses may run in `l`: the canonical layout or a
-    /// slice of it (a reduction's result stored directly); MMA and other
-    /// layouts are converted first so accesses stay coalesced.
-    fn access_layout(&self, l: &Layout, rank: usize) -> bool {
-        let canonical = self.map.canonical.values().any(|b| match l {
-            Layout::Blocked(x) => x == b,
-            _ => false,
-        });
-        canonical || matches!(l, Layout::Slice { parent, .. } if self.access_layout(parent, rank + 1))
-    }
-
-    /// The layout of a global access through `ptr` that is contiguous
-    /// along a dim other than the last (`LayoutOptions::fast_dims`).
-    fn transposed_access(&self, op: Op, ptr: Value) -> Option<Layout> {
-        let &fast = self.opts.fast_dims.get(&op)?;
-        let ty = self.f.value_type(ptr);
-        let shape = self.types.dims(ty).to_vec();
-        let eb = self.types.pointee_bytes(ty)?;
-        let mut order = vec![fast];
-        order.extend((0..shape.len()).rev().filter(|&d| d != fast));
-        let o = self.opts;
-        Some(Layout::Blocked(Blocked::for_shape_in_order(&shape, order, eb, o.num_warps, o.warp_size, o.max_access_bytes)))
-    }
-
     // -- the walk ---------------------------------------------------------
 
     fn block(&mut self, b: Block) {
@@ -266,8 +251,8 @@ impl Assigner<'_> {
             Opcode::Load | Opcode::Store => {
                 let ptr_rank = self.rank(d.operands[0]);
                 let mut l = self.common_layout(&d.operands, ptr_rank);
-                if let Some(transposed) = self.transposed_access(op, d.operands[0]) {
-                    l = Some(transposed);
+                if let Some(own) = self.own_access_layout(op, d.operands[0]) {
+                    l = Some(own);
                 } else if !l.as_ref().is_some_and(|l| self.access_layout(l, ptr_rank)) {
                     l = self.map.canonical(ptr_rank);
                 }
@@ -294,6 +279,13 @@ impl Assigner<'_> {
                 }
             }
             Opcode::AsyncCommit | Opcode::AsyncWait => {}
+            // each result is its operand, in the operand's layout
+            Opcode::DotWait => {
+                for (&v, &r) in d.operands.iter().zip(&d.results) {
+                    let l = self.layout(v);
+                    self.set(r, l);
+                }
+            }
             // block memory ops are expanded before layouts are assigned (run_passes)
             Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Print | Opcode::Assert | Opcode::Reshape | Opcode::Join
             | Opcode::Split | Opcode::Cat | Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic
@@ -413,7 +405,13 @@ impl Assigner<'_> {
     fn want(&mut self, b: Block, op: Op, i: usize, l: Option<Layout>) {
         let v = self.f.ops[op].operands[i];
         let Some(l) = l else { return };
-        if !self.is_tensor(v) || self.layout(v).as_ref() == Some(&l) || self.dry {
+        if !self.is_tensor(v) || self.layout(v).as_ref() == Some(&l) {
+            return;
+        }
+        if self.dry {
+            if matches!(self.f.values[v].def, ValueDef::BlockArg(..)) {
+                self.wanted.entry(v).or_default().push(l);
+            }
             return;
         }
         let new = self.in_layout(b, op, v, &l);
