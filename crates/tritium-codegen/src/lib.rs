@@ -198,6 +198,9 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &dyn Target, module: &mut tritium
             tritium_ir::verify(module).map_err(|e| CodegenError::Internal(format!("software pipelining left IR that does not verify: {e}")))?;
         }
     }
+    if std::env::var("TRITIUM_DEBUG_CONVERTS").is_ok() {
+        print_converts(module, &graph, &layouts);
+    }
     let module: &tritium_ir::Module = module;
     // shared memory is planned and allocated on the IR, before lowering:
     // every scratch area, staged operand and call site gets its real offset
@@ -255,6 +258,27 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &dyn Target, module: &mut tritium
     }
     let allocation = alloc.dump(module, &graph);
     Ok(CompiledPtx { llir: String::new(), ptx: String::new(), binary: Vec::new(), shared, kernels, allocation, membar: membar_dump })
+}
+
+/// `TRITIUM_DEBUG_CONVERTS=1`: every layout conversion left after layout
+/// assignment and pipelining, with its source line, on stderr (each one
+/// costs registers or a trip through shared memory; this is where to look
+/// when a kernel is slower than it should be).
+fn print_converts(
+    module: &tritium_ir::Module,
+    graph: &tritium_analysis::CallGraph,
+    layouts: &std::collections::HashMap<tritium_ir::Func, tritium_transforms::LayoutMap>,
+) {
+    for &f in &graph.post_order {
+        let (func, Some(map)) = (&module.funcs[f], layouts.get(&f)) else { continue };
+        for (_, op) in func.ops_preorder() {
+            let d = &func.ops[op];
+            if d.opcode == tritium_ir::Opcode::ConvertLayout {
+                let line = module.locs.get(d.loc).map_or(0, |l| l.line);
+                eprintln!("@{} line {line}: convert {:?}\n    to {:?}", func.name, map.of(d.operands[0]), map.of(d.results[0]));
+            }
+        }
+    }
 }
 
 /// Layout assignment for every function reachable from a kernel, callees

@@ -206,7 +206,11 @@ impl Assigner<'_> {
     }
 
     /// The layout shared by the costly tensor operands among `vs`, if they
-    /// agree; else the canonical one for `rank`.
+    /// agree; else the canonical one for `rank`. While a loop's carried
+    /// layouts are being decided (a dry run), block arguments hold only a
+    /// guess, so the other costly operands decide first: `m = max(m, rowmax(x))`
+    /// then carries `m` in the reduction's layout instead of keeping the
+    /// guess because `m` voted for it.
     fn common_layout(&self, vs: &[Value], rank: usize) -> Option<Layout> {
         let tensors: Vec<Value> = vs.iter().copied().filter(|&v| self.is_tensor(v)).collect();
         let layouts: Vec<Option<Layout>> = tensors.iter().map(|&v| self.layout(v)).collect();
@@ -215,12 +219,21 @@ impl Assigner<'_> {
                 return first.clone();
             }
         }
-        let costly: Vec<Option<Layout>> =
-            tensors.iter().zip(&layouts).filter(|(&v, _)| !self.cheap(v, 0)).map(|(_, l)| l.clone()).collect();
-        if let Some(first) = costly.first() {
-            if costly.iter().all(|l| l == first) && first.is_some() {
-                return first.clone();
-            }
+        let guess = |v: Value| self.dry && matches!(self.f.values[v].def, ValueDef::BlockArg(..));
+        let agreed = |keep: &dyn Fn(Value) -> bool| -> Option<Option<Layout>> {
+            let costly: Vec<&Option<Layout>> =
+                tensors.iter().zip(&layouts).filter(|(&v, _)| !self.cheap(v, 0) && keep(v)).map(|(_, l)| l).collect();
+            let first = *costly.first()?;
+            (first.is_some() && costly.iter().all(|l| *l == first)).then(|| first.clone())
+        };
+        // a broadcast moves more cheaply than the full tensor beside it: its
+        // source converts and it is redone (`in_layout`)
+        let broadcast = |v: Value| {
+            self.f.defining_op(v).is_some_and(|d| matches!(self.f.ops[d].opcode, Opcode::Broadcast | Opcode::ExpandDims))
+        };
+        let decided = agreed(&|v| !guess(v) && !broadcast(v)).or_else(|| agreed(&|v| !guess(v))).or_else(|| agreed(&|_| true));
+        if let Some(l) = decided {
+            return l;
         }
         self.map.canonical(rank)
     }
@@ -423,8 +436,13 @@ impl Assigner<'_> {
         if self.layout(v).as_ref() == Some(l) {
             return v;
         }
-        // a value in shared memory is always stored there by a conversion
-        if self.cheap(v, 0) && !l.is_shared() {
+        // a value in shared memory is always stored there by a conversion;
+        // a broadcast or expand_dims is redone from its converted source
+        let reshaped = self.f.defining_op(v).is_some_and(|d| {
+            let d = &self.f.ops[d];
+            matches!(d.opcode, Opcode::Broadcast | Opcode::ExpandDims) && d.regions.is_empty() && d.results.len() == 1
+        });
+        if (self.cheap(v, 0) || reshaped) && !l.is_shared() {
             if let Some(&done) = self.recomputed.get(&(v, l.clone(), b)) {
                 return done;
             }
