@@ -158,20 +158,6 @@ def test_wgmma_loop_dot_runs_on_into_the_next_iteration():
     assert body.index("wgmma.wait_group") < body.index("cp.async.cg.shared.global")
     after = ptx[ptx.index(body) + len(body):]
     assert re.search(r"wgmma\.wait_group\.sync\.aligned 0;", after)   # dot_wait after the loop
-    assert "serialized" not in k_warnings(ptx)
-
-
-def k_warnings(ptx):
-    """ptxas's warnings for `ptx` (sm_90a): it names wgmma it had to serialize."""
-    import subprocess
-    import tempfile
-    with tempfile.TemporaryDirectory() as d:
-        src = f"{d}/k.ptx"
-        open(src, "w").write(ptx)
-        out = subprocess.run([driver.ptxas_path(), "-arch=sm_90a", src, "-o", f"{d}/k.cubin"],
-                             capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    return out.stderr
 
 
 @tritium.jit

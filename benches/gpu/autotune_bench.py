@@ -148,6 +148,15 @@ def prepare(case: str, mod, torch):
             lambda cfg: mod.matmul[grid(cfg.kwargs)](*args, **cfg.all_kwargs()), check, mod.matmul_tuned)
 
 
+def describe(cfg) -> str:
+    """A config the same way for both libraries (Triton 3.6's Config has no
+    readable repr): its meta-parameters and launch options."""
+    try:
+        return ", ".join(f"{k}: {v}" for k, v in cfg.all_kwargs().items())
+    except AttributeError:
+        return repr(cfg)
+
+
 def worker(lib: str, kernels_dir: str, cases: list[str]) -> None:
     """One library, cold cache: prints one JSON line per case."""
     import time
@@ -171,8 +180,8 @@ def worker(lib: str, kernels_dir: str, cases: list[str]) -> None:
                 row["wall_s"] = time.perf_counter() - t0
             best = tuner.best_config
             timings = getattr(tuner, "configs_timings", None) or {}
-            row["config"] = repr(best)
-            row["skipped"] = [repr(c) for c, t in timings.items() if t and float(list(t)[0]) == float("inf")]
+            row["config"] = describe(best)
+            row["skipped"] = [describe(c) for c, t in timings.items() if t and float(list(t)[0]) == float("inf")]
             row["notes"] = [str(w.message)[:200] for w in caught if issubclass(w.category, RuntimeWarning)]
             row["correct"] = bool(check())
             row["kernel_ms"] = kernel_time_ms(lambda: launch_chosen(best), torch)
