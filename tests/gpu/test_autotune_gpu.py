@@ -22,7 +22,9 @@ def accumulate(x_ptr, out_ptr, n, BLOCK: tl.constexpr, WASTE: tl.constexpr):
     v = tl.load(x_ptr + offs, mask=m)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for _ in range(WASTE):          # WASTE > 1 makes a config slow on purpose
-        acc += tl.sqrt(tl.abs(v) + 1.0)
+        # each step needs the last (a loop-invariant body would be hoisted
+        # and WASTE=64 would cost next to nothing)
+        acc = tl.sqrt(acc + tl.abs(v) + 1.0)
     tl.atomic_add(out_ptr + offs, v + acc * 0.0, mask=m)
 
 
