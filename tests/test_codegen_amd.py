@@ -258,6 +258,23 @@ def test_cli_emits_amdgcn_and_hsaco(tmp_path):
     assert out.returncode == 1 and "--emit ptx does not exist for target hip:gfx942" in out.stderr
 
 
+def test_amdgcn_text_is_made_when_first_read():
+    from tritium.runtime.compiled import CompiledKernel
+    k = tritium.compile(copy_scale, signature="*fp32,*fp32,i32", constexprs={"BLOCK": 64}, target="hip:gfx942")
+    # the compile built the HSACO only; the text is one code generation away
+    assert "amdgcn" not in dict(k.asm) and "amdgcn" in k.asm
+    text = k.asm["amdgcn"]
+    assert ".amdhsa_kernel copy_scale" in text and "s_endpgm" in text and k.asm.get("amdgcn") is text
+    # a cache entry written before the text was read still yields it
+    fresh = tritium.compile(copy_scale, signature="*fp32,*fp32,i32", constexprs={"BLOCK": 64}, target="hip:gfx942")
+    files = fresh.to_files()
+    assert "kernel.amdgcn" not in files and "kernel.hsaco" in files
+    again = CompiledKernel.from_files(files)
+    assert again.asm["amdgcn"] == text and again.asm["hsaco"] == k.asm["hsaco"]
+    with pytest.raises(KeyError):
+        again.asm["ptx"]
+
+
 def test_a_broken_code_object_is_a_clear_error():
     with pytest.raises(hsaco.HsacoError, match="ELF64"):
         hsaco.metadata(b"nope")

@@ -2,8 +2,9 @@
 //! linked statically) and emits target code. `compile_ptx` runs the tile
 //! passes and layout assignment, then lowers every function reachable from a
 //! kernel (callees first: noinline calls are real calls), allocates shared
-//! memory module-wide, lets membar keep the barriers it needs, and runs LLVM's
-//! O3 and the target's emitter (PTX; AMDGCN and an HSACO linked in-process).
+//! memory module-wide, lets membar keep the barriers it needs, and runs the
+//! target's LLVM pipeline (O3 for NVPTX, O1 for AMDGPU) and emitter (PTX; an
+//! HSACO linked in-process, and the AMDGCN text when asked for).
 //! Everything target-specific sits behind `target::Target` (NVPTX, AMDGPU),
 //! looked up by name (`cuda:90`, `hip:gfx942`); `lower/` is shared, one file per op
 //! family, and every op of the table has an arm in its dispatch (`dot` an
@@ -43,6 +44,11 @@ pub struct Options {
     /// Shared-memory stages of loops that load dot operands (below 2: none),
     /// for loops whose `tl.range` does not set its own.
     pub num_stages: u32,
+    /// Targets that build a binary (AMD: the HSACO) also write their assembly
+    /// text (AMDGCN), which costs a second run of LLVM's code generator; off,
+    /// `ptx` stays empty and `emit::assembly_from_llir` makes it from `llir`
+    /// when someone asks. NVPTX's assembly (PTX) is its product: always made.
+    pub assembly: bool,
 }
 
 impl Options {
@@ -76,6 +82,7 @@ impl Options {
             passes: PassOptions::default(),
             libdevice: None,
             num_stages: 3,
+            assembly: true,
         })
     }
 }
@@ -142,12 +149,14 @@ pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: S
     if stop == StopAfter::Lower {
         return Ok(out);
     }
-    emit::optimize(&llvm, &machine)?;
+    emit::optimize(&llvm, target, &machine)?;
     if stop == StopAfter::Optimize {
         return Ok(out);
     }
     out.llir = llvm.module.print_to_string().to_string();
-    out.ptx = emit::emit_text(&llvm, target, &machine)?;
+    if options.assembly || !target.builds_binary() {
+        out.ptx = emit::emit_text(&llvm, target, &machine)?;
+    }
     out.binary = target.binary(&llvm, &machine)?.unwrap_or_default();
     Ok(out)
 }

@@ -93,3 +93,27 @@ fn too_many_waves_is_an_option_error() {
     assert!(Options::new("hip:gfx1100", 32).is_ok());
     assert!(Options::new("hip:gfx803", 4).unwrap_err().to_string().contains("gfx942"));
 }
+
+#[test]
+fn assembly_is_optional_and_made_later_from_the_llvm_ir() {
+    let text = dot_of("f16");
+    let eager = compile(&text, "hip:gfx942", 4);
+    let mut options = Options::new("hip:gfx942", 4).unwrap();
+    options.assembly = false;
+    let lazy = tritium_codegen::compile_ptx_text(&text, &options).unwrap();
+    // the HSACO does not need the text: only one run of code generation
+    assert!(lazy.ptx.is_empty() && lazy.binary.starts_with(b"\x7fELF"));
+    assert_eq!(lazy.binary.len(), eager.binary.len());
+    // made later from the optimised IR, it is the text the eager compile wrote
+    let later = tritium_codegen::emit::assembly_from_llir(&lazy.llir, "hip:gfx942").unwrap();
+    assert_eq!(later, eager.ptx);
+    assert!(tritium_codegen::emit::assembly_from_llir("not IR", "hip:gfx942").unwrap_err().to_string().contains("cannot parse"));
+}
+
+#[test]
+fn nvptx_makes_its_ptx_whatever_assembly_says() {
+    let mut options = Options::new("sm_90", 4).unwrap();
+    options.assembly = false;
+    let out = tritium_codegen::compile_ptx_text(&dot_of("f16"), &options).unwrap();
+    assert!(out.ptx.contains(".entry dot_kernel") && out.binary.is_empty(), "{}", out.ptx);
+}

@@ -24,8 +24,10 @@ fn codegen_err(e: tritium_codegen::CodegenError) -> PyErr {
 /// also "stages": [(stage, tile IR text)], the IR as the frontend built it
 /// ("frontend") and after each tile-level pass. `libdevice` is the path of
 /// NVIDIA's libdevice.10.bc for libdevice calls the target does not lower.
+/// `assembly=False` leaves an AMD target's "ptx" (AMDGCN) empty, saving a
+/// second run of code generation (`assembly_from_llir` makes it later).
 #[pyfunction]
-#[pyo3(signature = (ir_bytes, arch = "sm_90", num_warps = None, dump_stages = false, libdevice = None, num_stages = 3))]
+#[pyo3(signature = (ir_bytes, arch = "sm_90", num_warps = None, dump_stages = false, libdevice = None, num_stages = 3, assembly = true))]
 fn compile_ptx<'py>(
     py: Python<'py>,
     ir_bytes: &[u8],
@@ -34,6 +36,7 @@ fn compile_ptx<'py>(
     dump_stages: bool,
     libdevice: Option<std::path::PathBuf>,
     num_stages: i64,
+    assembly: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (out, stages) = crate::guarded(|| {
         // options first: a bad one is reported whatever the IR holds
@@ -46,6 +49,7 @@ fn compile_ptx<'py>(
         let mut options = tritium_codegen::Options::with_warps(arch, warps).map_err(codegen_err)?;
         options.libdevice = libdevice;
         options.num_stages = num_stages.clamp(0, 8) as u32;
+        options.assembly = assembly;
         let mut module = crate::decode(ir_bytes)?;
         let mut stages: Vec<(String, String)> = Vec::new();
         if dump_stages {
@@ -74,6 +78,13 @@ fn compile_ptx<'py>(
         d.set_item("stages", stages)?;
     }
     Ok(d)
+}
+
+/// The assembly text (AMDGCN, PTX) of `llir`, the optimised LLVM IR that
+/// `compile_ptx` returned for `arch`: code generation only.
+#[pyfunction]
+fn assembly_from_llir(py: Python<'_>, llir: &str, arch: &str) -> PyResult<String> {
+    crate::guarded(|| py.allow_threads(|| tritium_codegen::emit::assembly_from_llir(llir, arch)).map_err(codegen_err))
 }
 
 /// What code generation for `arch` will make of the module's memory
@@ -124,5 +135,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CodegenError", m.py().get_type::<CodegenError>())?;
     m.add_function(wrap_pyfunction!(compile_ptx, m)?)?;
     m.add_function(wrap_pyfunction!(access_report, m)?)?;
+    m.add_function(wrap_pyfunction!(assembly_from_llir, m)?)?;
     Ok(())
 }

@@ -41,14 +41,38 @@ class HipTarget:
         return str(self)
 
 
+class AmdAsm(dict):
+    """`.asm` of an AMD kernel, whose "amdgcn" text is made on first read from
+    its "llir". The HSACO does not need the text, and making it costs a second
+    run of LLVM's code generator: about half of a small kernel's compile."""
+
+    def __init__(self, target: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.target = str(target)
+
+    def __missing__(self, key: str) -> str:
+        if key != "amdgcn" or not super().__contains__("llir"):
+            raise KeyError(key)
+        from .. import _core
+        text = self["amdgcn"] = _core.assembly_from_llir(self["llir"], self.target)
+        return text
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(key) or (key == "amdgcn" and super().__contains__("llir"))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+
 def compile_hsaco(ir: bytes, asm: dict, meta: dict, target: HipTarget, num_warps: int, dump_stages: bool) -> None:
-    """Fills `asm` (llir, amdgcn, hsaco) and `meta` (symbol, shared, registers,
-    spills, wave size) for `ir` compiled for `target`."""
+    """Fills `asm` (llir, hsaco; an AmdAsm adds amdgcn when read) and `meta`
+    (symbol, shared, registers, spills, wave size) for `ir` compiled for `target`."""
     from .. import _core
-    out = _core.compile_ptx(ir, arch=target.codegen_arch, num_warps=num_warps, dump_stages=dump_stages)
+    out = _core.compile_ptx(ir, arch=target.codegen_arch, num_warps=num_warps, dump_stages=dump_stages,
+                            assembly=False)
     if dump_stages:
         asm["stages"] = [(str(stage), str(text)) for stage, text in out["stages"]]
-    asm["llir"], asm["amdgcn"], asm["hsaco"] = out["llir"], out["ptx"], bytes(out["binary"])
+    asm["llir"], asm["hsaco"] = out["llir"], bytes(out["binary"])
     asm["allocation"] = out["allocation"]
     meta["symbol"] = out["kernels"][0] if out["kernels"] else meta["name"]
     res = hsaco.kernel_resources(asm["hsaco"], meta["symbol"])

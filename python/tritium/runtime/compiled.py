@@ -156,6 +156,9 @@ class CompiledKernel:
                 asm[name[len("kernel."):]] = data.decode()
         if "ptx" not in asm and "hsaco" not in asm:
             raise ValueError("cache entry has no PTX and no HSACO")
+        if "hsaco" in asm:      # its AMDGCN text, when not cached, is made when read
+            from ..backends.amd_compile import AmdAsm
+            asm = AmdAsm(meta.get("target", ""), asm)
         return CompiledKernel(meta["name"], asm, meta)
 
     def load(self, device: int = 0) -> Any:
@@ -232,8 +235,8 @@ def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, n
     A "hip:gfx942" target compiles to AMDGCN and HSACO instead."""
     target = Target.parse(target) if isinstance(target, str) else target
     if target.backend == "hip":
-        from ..backends.amd_compile import compile_hsaco
-        asm: dict[str, Any] = {"ir_bytes": ir, "ir": _core.to_text(ir)}
+        from ..backends.amd_compile import AmdAsm, compile_hsaco
+        asm: dict[str, Any] = AmdAsm(target, {"ir_bytes": ir, "ir": _core.to_text(ir)})
         meta = _base_metadata(name, params, target, num_warps, num_stages)
         compile_hsaco(ir, asm, meta, target, num_warps, dump_stages)
         meta["spills"] = meta["spill_stores"] + meta["spill_loads"]

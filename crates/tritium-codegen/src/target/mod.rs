@@ -224,6 +224,10 @@ pub trait Target {
 
     /// The machine that optimises and emits code for this target.
     fn target_machine(&self) -> Result<TargetMachine>;
+    /// The LLVM pass pipeline run on the lowered module (new pass manager syntax).
+    fn optimization_pipeline(&self) -> &'static str {
+        "default<O3>"
+    }
     /// Marks `f` as a kernel entry launched with at most `max_threads` threads per block.
     fn mark_kernel<'c>(&self, llvm: &Llvm<'c>, f: FunctionValue<'c>, max_threads: u32) -> Result<()>;
     /// Emits the module as the target's assembly text (PTX, AMDGCN).
@@ -232,6 +236,10 @@ pub trait Target {
     /// NVPTX leaves PTX to ptxas or the driver).
     fn binary(&self, _llvm: &Llvm<'_>, _machine: &TargetMachine) -> Result<Option<Vec<u8>>> {
         Ok(None)
+    }
+    /// Whether `binary` makes one (then the assembly text is optional: `Options::assembly`).
+    fn builds_binary(&self) -> bool {
+        false
     }
     /// Module-level settings before anything is lowered (flags, metadata).
     fn prepare_module(&self, _llvm: &Llvm<'_>) -> Result<()> {
