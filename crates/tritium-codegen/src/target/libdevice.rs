@@ -86,7 +86,6 @@ fn nvvm_intrinsic(symbol: &str) -> Option<String> {
             "umul24" => "llvm.nvvm.mul24.ui",
             "sad" => "llvm.nvvm.sad.i",
             "usad" => "llvm.nvvm.sad.ui",
-            "byte_perm" => "llvm.nvvm.prmt",
             "saturatef" => "llvm.nvvm.saturate.f",
             "fast_sinf" => "llvm.nvvm.sin.approx.f",
             "fast_cosf" => "llvm.nvvm.cos.approx.f",
@@ -98,6 +97,24 @@ fn nvvm_intrinsic(symbol: &str) -> Option<String> {
         }
         .to_string(),
     )
+}
+
+/// The PTX instruction (and inline-asm constraints) of the integer-to-float
+/// conversions that round toward zero. They cannot go through their NVVM
+/// intrinsics: LLVM 19's instcombine turns `llvm.nvvm.{i,ui,ll,ull}2{f,d}.rz`
+/// into `sitofp`/`uitofp`, which round to nearest, so the GPU ran
+/// `cvt.rn` for `int2float_rz` (1 ulp off the exact answer). Inline assembly
+/// is opaque to that rewrite.
+fn int_to_float_rz(symbol: &str) -> Option<(&'static str, &'static str)> {
+    Some(match symbol.strip_prefix("__nv_")? {
+        "int2float_rz" => ("cvt.rz.f32.s32 $0, $1;", "=f,r"),
+        "uint2float_rz" => ("cvt.rz.f32.u32 $0, $1;", "=f,r"),
+        "ll2float_rz" => ("cvt.rz.f32.s64 $0, $1;", "=f,l"),
+        "ull2float_rz" => ("cvt.rz.f32.u64 $0, $1;", "=f,l"),
+        "ll2double_rz" => ("cvt.rz.f64.s64 $0, $1;", "=d,l"),
+        "ull2double_rz" => ("cvt.rz.f64.u64 $0, $1;", "=d,l"),
+        _ => return None,
+    })
 }
 
 /// A generic LLVM intrinsic overloaded on the argument type that is `symbol`.
@@ -124,9 +141,12 @@ pub(crate) fn lower_call<'c>(
     llvm: &Llvm<'c>,
     symbol: &str,
     args: &[BasicValueEnum<'c>],
-    _ret: BasicTypeEnum<'c>,
+    ret: BasicTypeEnum<'c>,
 ) -> Result<Option<BasicValueEnum<'c>>> {
     let b = &llvm.builder;
+    if let Some((asm, constraints)) = int_to_float_rz(symbol) {
+        return llvm.inline_asm(asm, constraints, Some(ret), args, false);
+    }
     if let Some(name) = nvvm_intrinsic(symbol) {
         let f = llvm.intrinsic(&name, &[])?;
         let args: Vec<_> = args.iter().map(|&a| a.into()).collect();
@@ -183,6 +203,13 @@ pub(crate) fn lower_call<'c>(
             } else {
                 b.build_int_add(b.build_and(x, y, "")?, half, "")?.into()
             }
+        }
+        // libdevice's byte_perm reads only bits 0-2 of the selector's low four
+        // nibbles (it masks with 0x7777); prmt's default mode would take bit 3
+        // of a nibble as "replicate the byte's sign"
+        "byte_perm" => {
+            let selector = b.build_and(int(2), i32t.const_int(0x7777, false), "")?;
+            llvm.call_intrinsic("llvm.nvvm.prmt", &[], &[args[0], args[1], selector.into()])?
         }
         "isnanf" | "isnand" => return flag(b.build_float_compare(FloatPredicate::UNO, float(0), float(0), "")?),
         "isinff" | "isinfd" => {
@@ -311,6 +338,9 @@ mod tests {
         assert_eq!(nvvm_intrinsic("__nv_dsqrt_rn").as_deref(), Some("llvm.nvvm.sqrt.rn.d"));
         assert_eq!(nvvm_intrinsic("__nv_ull2double_rz").as_deref(), Some("llvm.nvvm.ull2d.rz"));
         assert_eq!(nvvm_intrinsic("__nv_double2float_rd").as_deref(), Some("llvm.nvvm.d2f.rm"));
+        assert_eq!(nvvm_intrinsic("__nv_byte_perm"), None); // the selector is masked first
+        assert_eq!(int_to_float_rz("__nv_ull2float_rz"), Some(("cvt.rz.f32.u64 $0, $1;", "=f,l")));
+        assert_eq!(int_to_float_rz("__nv_int2float_rd"), None); // NVVM's rd/ru intrinsics survive instcombine
         assert_eq!(nvvm_intrinsic("__nv_fsub_rn"), None); // add of the negation, in lower/extern_fn.rs
         assert_eq!(nvvm_intrinsic("__nv_sinf"), None);
         assert_eq!(llvm_intrinsic("__nv_floorf"), Some("llvm.floor"));
