@@ -8,7 +8,9 @@ libdevice.10.bc linked, on `--n` inputs drawn from the function's domain
 against an extended-precision answer (np.longdouble, or Python's math
 module); functions NumPy and math lack (Bessel functions, erfinv, erfcx,
 ...) are measured against the interpreter's float64 answer, so their f64
-rows say "f64 ref" and count the reference's own error. Where PyTorch has
+rows say "f64 ref" (that answer is correctly rounded for erfcinv, erfcx,
+normcdf(inv), lgamma and the Bessel functions near the origin:
+interpreter/libdevice_precise.py). Where PyTorch has
 the function, its error on the same inputs is printed beside ours.
 Integer and conversion functions are compared exactly with the interpreter.
 Prints a Markdown table; `--write` also saves it (the docs table of issue 14).
