@@ -158,7 +158,17 @@ class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin
         self.assign(node.target, value)
 
     def visit_Expr(self, node: ast.Expr) -> None:
-        self.visit(node.value)
+        value = self.visit(node.value)
+        # Triton's hints mark the value they are given, so kernels write
+        # `tl.multiple_of(ptrs, [16, 16])` as a statement (tutorial 08) and
+        # expect the loads that follow to use it; as a statement, a hint on a
+        # name rebinds the name (uses before it keep the unhinted value)
+        call = node.value
+        named = isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute))
+        if named and call.args and isinstance(call.args[0], ast.Name) and is_tensor(self.locals.get(call.args[0].id)):
+            # a name or attribute: looking it up again emits nothing
+            if any(unwrap(self.visit(call.func)) is h for h in (tl.multiple_of, tl.max_contiguous, tl.max_constancy)):
+                self.assign(call.args[0], value)
 
     def visit_Pass(self, node: ast.Pass) -> None:
         return None
