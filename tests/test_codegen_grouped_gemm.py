@@ -2,13 +2,15 @@
 this shape) without a GPU: compiled for sm_90a through ptxas at the
 tutorial's tile configurations, and interpreted against NumPy.
 
-What the PTX must show: the dot runs on wgmma; `acc += tl.dot(a, b)`
+What the PTX must show: the dot runs on wgmma; A and B tiles are loaded
+once (not once per accumulator column block); `acc += tl.dot(a, b)`
 accumulates in place exactly like `acc = tl.dot(a, b, acc)` (the same PTX:
 one accumulator, no f32 adds, the tensor cores chaining K in order as
 cuBLAS does, which tutorial 08's atol=1e-2, rtol=0 check on fp16 outputs
 near 256 needs); and the K loop is not software-pipelined, since matrices
 addressed through a table have no alignment facts and their 2-byte loads
-could not be asynchronous copies."""
+could not be asynchronous copies, unless `tl.multiple_of` statements say
+they are aligned (tutorial 08 does): then it is, as with Triton."""
 from __future__ import annotations
 
 import re
@@ -31,9 +33,10 @@ CONFIGS = [(128, 128, 32), (64, 64, 32), (128, 128, 64), (64, 128, 64)]
 needs_ptxas = pytest.mark.skipif(driver.ptxas_path() is None, reason="ptxas not found (pip install nvidia-cuda-nvcc-cu12)")
 
 
-def _compile(tile, plus_equals=True, by_offset=False):
+def _compile(tile, plus_equals=True, by_offset=False, hint=False):
     bm, bn, bk = tile
-    consts = {"PROGRAMS": 132, "BM": bm, "BN": bn, "BK": bk, "BY_OFFSET": by_offset, "PLUS_EQUALS": plus_equals}
+    consts = {"PROGRAMS": 132, "BM": bm, "BN": bn, "BK": bk, "BY_OFFSET": by_offset, "PLUS_EQUALS": plus_equals,
+              "HINT": hint}
     return compile_kernel(grouped_gemm_kernel, signature=SIG, constexprs=consts, target="cuda:90a", num_warps=4,
                           num_stages=3, attrs=ALIGNED)
 
@@ -52,6 +55,28 @@ def test_plus_equals_accumulates_in_place_on_wgmma(tile):
     # one accumulator, chained through the wgmmas: no tile-wide f32 add
     assert not re.search(r"\badd(\.rn)?(\.ftz)?\.f32\b", ptx)
     assert _code(ptx) == _code(_compile(tile, plus_equals=False).asm["ptx"])
+
+
+@needs_ptxas
+@pytest.mark.parametrize("tile", CONFIGS, ids=lambda t: "x".join(map(str, t)))
+def test_tiles_are_loaded_once(tile):
+    # each element of the A and B tiles loaded by one thread: their layouts
+    # are sized for the tiles, not for the accumulator
+    bm, bn, bk = tile
+    loads = len(re.findall(r"ld\.global\.b16", _compile(tile).asm["ptx"]))
+    assert loads == (bm * bk + bk * bn) // 128
+
+
+@needs_ptxas
+@pytest.mark.parametrize("tile", CONFIGS, ids=lambda t: "x".join(map(str, t)))
+def test_hinted_tiles_are_pipelined_like_triton(tile):
+    # tutorial 08's `tl.multiple_of(a_ptrs, [16, 16])` statements: 16-byte
+    # cp.async copies in three stages, as many as Triton 3.6 emits
+    bm, bn, bk = tile
+    ptx = _compile(tile, hint=True).asm["ptx"]
+    copies = ptx.count("cp.async.cg.shared.global")
+    assert copies == 3 * (bm * bk + bk * bn) * 2 // 16 // 128
+    assert ptx.count("cp.async.commit_group") == 3 and "wgmma.mma_async" in ptx
 
 
 @needs_ptxas

@@ -22,7 +22,7 @@ CONFIGS = [(128, 128, 32, 84), (128, 128, 32, 128), (64, 64, 32, 84), (64, 64, 3
            (64, 128, 64, None)]
 
 
-def _launch(a_list, b_list, bm, bn, bk, programs=None, plus_equals=True, warps=4, stages=3):
+def _launch(a_list, b_list, bm, bn, bk, programs=None, plus_equals=True, warps=4, stages=3, hint=False):
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     programs = programs or sms
     c_list = [torch.empty(a.shape[0], b.shape[1], device="cuda", dtype=torch.float16) for a, b in zip(a_list, b_list)]
@@ -34,7 +34,7 @@ def _launch(a_list, b_list, bm, bn, bk, programs=None, plus_equals=True, warps=4
     a_t, b_t, c_t = table(a_list), table(b_list), table(c_list)
     grouped_gemm_kernel[(programs,)](a_t, b_t, c_t, a_list[0], b_list[0], c_list[0], shapes, strides, len(a_list),
                                      PROGRAMS=programs, BM=bm, BN=bn, BK=bk, BY_OFFSET=False, PLUS_EQUALS=plus_equals,
-                                     num_warps=warps, num_stages=stages)
+                                     HINT=hint, num_warps=warps, num_stages=stages)
     torch.cuda.synchronize()
     return c_list
 
@@ -47,11 +47,13 @@ def _tutorial_problems():
     return a, b
 
 
+@pytest.mark.parametrize("hint", [False, True], ids=["unaligned", "multiple_of"])
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "x".join(map(str, c[:3])) + f"-{c[3] or 'sms'}")
-def test_tutorial_08_allclose(config):
+def test_tutorial_08_allclose(config, hint):
+    # hinted (as the tutorial is), the K loop is pipelined with cp.async
     bm, bn, bk, programs = config
     a, b = _tutorial_problems()
-    out = _launch(a, b, bm, bn, bk, programs)
+    out = _launch(a, b, bm, bn, bk, programs, hint=hint)
     for x, y, c in zip(a, b, out):
         ref = torch.matmul(x, y)
         diff = (ref.float() - c.float()).abs()
@@ -69,10 +71,11 @@ def test_bench_problems_against_fp32():
         assert (c.float() - ref).abs().max().item() <= 2e-2 * ref.abs().max().item()
 
 
+@pytest.mark.parametrize("hint", [False, True], ids=["unaligned", "multiple_of"])
 @pytest.mark.parametrize("tile", [(128, 128, 32), (64, 64, 32)], ids=lambda t: "x".join(map(str, t)))
-def test_plus_equals_and_acc_operand_give_the_same_bits(tile):
+def test_plus_equals_and_acc_operand_give_the_same_bits(tile, hint):
     a, b = _tutorial_problems()
-    fused = _launch(a, b, *tile, plus_equals=True)
-    chained = _launch(a, b, *tile, plus_equals=False)
+    fused = _launch(a, b, *tile, plus_equals=True, hint=hint)
+    chained = _launch(a, b, *tile, plus_equals=False, hint=hint)
     for x, y in zip(fused, chained):
         assert torch.equal(x, y)

@@ -6,7 +6,8 @@ matrices: as 64-bit addresses (`BY_OFFSET=False`, what a CUDA caller passes:
 `tensor.data_ptr()`), or as element offsets into one buffer per operand
 (`BY_OFFSET=True`: the interpreter maps only kernel arguments, so a table of
 real addresses means nothing to it). Either way the compiler knows nothing
-about the matrices' alignment. `PLUS_EQUALS` picks how the K loop
+about the matrices' alignment unless `HINT` says, as tutorial 08 does, with
+`tl.multiple_of` statements. `PLUS_EQUALS` picks how the K loop
 accumulates: `acc += tl.dot(a, b)` or `acc = tl.dot(a, b, acc)`."""
 import tritium
 import tritium.language as tl
@@ -15,7 +16,7 @@ import tritium.language as tl
 @tritium.jit
 def grouped_gemm_kernel(a_table, b_table, c_table, a_all, b_all, c_all, shapes, strides, count,
                         PROGRAMS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                        BY_OFFSET: tl.constexpr, PLUS_EQUALS: tl.constexpr):
+                        BY_OFFSET: tl.constexpr, PLUS_EQUALS: tl.constexpr, HINT: tl.constexpr = False):
     tile = tl.program_id(0)
     first = 0
     for g in range(count):
@@ -44,6 +45,9 @@ def grouped_gemm_kernel(a_table, b_table, c_table, a_all, b_all, c_all, shapes, 
             acc = tl.zeros((BM, BN), dtype=tl.float32)
             # whole tiles only: every m, n and k is a multiple of the blocks
             for _ in range(0, tl.cdiv(k, BK)):
+                if HINT:
+                    tl.multiple_of(a_ptrs, [16, 16])
+                    tl.multiple_of(b_ptrs, [16, 16])
                 x = tl.load(a_ptrs)
                 y = tl.load(b_ptrs)
                 if PLUS_EQUALS:
