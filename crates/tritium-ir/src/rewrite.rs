@@ -107,6 +107,20 @@ impl Function {
         counts
     }
 
+    /// Every placed op using each value (an op once, however many operands name it).
+    pub fn users(&self) -> HashMap<Value, Vec<Op>> {
+        let mut out: HashMap<Value, Vec<Op>> = HashMap::new();
+        for (_, op) in self.ops_preorder() {
+            let operands = &self.ops[op].operands;
+            for (i, &v) in operands.iter().enumerate() {
+                if !operands[..i].contains(&v) {
+                    out.entry(v).or_default().push(op);
+                }
+            }
+        }
+        out
+    }
+
     /// Makes every placed use of `from` a use of `to` (same type expected).
     pub fn replace_all_uses(&mut self, from: Value, to: Value) {
         for (_, op) in self.ops_preorder() {

@@ -92,7 +92,7 @@ fn plan_loop(types: &TypeTable, f: &Function, layouts: &LayoutMap, for_op: Op, o
     let (args, ops) = (&f.blocks[body].args, &f.blocks[body].ops);
     let yield_op = *ops.last()?;
     let pos: HashMap<Op, usize> = ops.iter().enumerate().map(|(i, &o)| (o, i)).collect();
-    let uses = users(f);
+    let uses = f.users();
     let users_of = |v: Value| uses.get(&v).map(Vec::as_slice).unwrap_or(&[]);
 
     let mut candidates = Vec::new();
@@ -187,20 +187,6 @@ fn plan_loop(types: &TypeTable, f: &Function, layouts: &LayoutMap, for_op: Op, o
     let mut carried: Vec<usize> = carried.into_iter().collect();
     carried.sort_unstable();
     Some(Plan { for_op, body, stages, step, candidates, slice, carried })
-}
-
-/// Every placed op using each value (once per op).
-fn users(f: &Function) -> HashMap<Value, Vec<Op>> {
-    let mut out: HashMap<Value, Vec<Op>> = HashMap::new();
-    for (_, op) in f.ops_preorder() {
-        let mut seen = HashSet::new();
-        for &v in &f.ops[op].operands {
-            if seen.insert(v) {
-                out.entry(v).or_default().push(op);
-            }
-        }
-    }
-    out
 }
 
 /// Every value `block`'s ops (and the ops of their regions) define.
@@ -394,7 +380,7 @@ impl Rewriter<'_> {
         let ops = self.f.blocks[body].ops.clone();
         let yield_op = *ops.last().expect("a terminated body");
         let args = self.f.blocks[body].args.clone();
-        let uses = users(self.f);
+        let uses = self.f.users();
         let only_user = |v: Value, u: Op| uses.get(&v).is_some_and(|us| us.as_slice() == [u]);
         let in_body = defined_within(self.f, body);
         let staged_or_outside = |f: &Function, v: Value| {
@@ -409,10 +395,12 @@ impl Rewriter<'_> {
             }
             let (acc, res) = (d.operands[2], d.results[0]);
             let Some(k) = args[1..].iter().position(|&a| a == acc) else { continue };
-            let yielded = self.f.ops[yield_op].operands.get(k) == Some(&res);
-            let chained = only_user(acc, op) && only_user(res, yield_op) && yielded;
+            // yielded into its own slot and nowhere else
+            let slots_of_res: Vec<usize> =
+                self.f.ops[yield_op].operands.iter().enumerate().filter(|&(_, &v)| v == res).map(|(j, _)| j).collect();
+            let chained = only_user(acc, op) && only_user(res, yield_op) && slots_of_res == [k];
             let operands_stay = d.operands[..2].iter().all(|&v| staged_or_outside(self.f, v));
-            if chained && operands_stay && !self.f.ops[yield_op].operands.iter().enumerate().any(|(j, &v)| v == res && j != k) {
+            if chained && operands_stay {
                 self.f.ops[op].attrs.insert("pending".into(), Attr::Int(1));
                 slots.push(k);
             }

@@ -105,12 +105,13 @@ impl<'a, 'c> Lowering<'a, 'c> {
             (Some(x), Some(y)) => (x, y),
             _ => return Err(self.unsupported(op, format!("wgmma with {ka:?} x {kb:?} operands"))),
         };
-        let (acc_name, acc_per_reg) = match kacc {
-            ScalarKind::F32 => ("f32", 1),
-            ScalarKind::F16 => ("f16", 2),
-            ScalarKind::I32 => ("s32", 1),
+        let acc_name = match kacc {
+            ScalarKind::F32 => "f32",
+            ScalarKind::F16 => "f16",
+            ScalarKind::I32 => "s32",
             other => return Err(self.unsupported(op, format!("wgmma accumulating {other:?}"))),
         };
+        let (reg_ty, letter, acc_per_reg) = self.acc_registers(kacc);
         let (oa, ob) = (self.wgmma_operand(op, a, 1)?, self.wgmma_operand(op, b, 0)?);
         if oa.mn_major || (ob.mn_major && ka.bits() != 16) {
             return Err(CodegenError::Internal("wgmma operands must be K-major except 16-bit B".into()));
@@ -139,10 +140,6 @@ impl<'a, 'c> Lowering<'a, 'c> {
             (self.i32_const(0), group)
         };
         self.asm_void("wgmma.fence.sync.aligned;")?;
-        let f32t = self.llvm.context.f32_type();
-        let i32t = self.llvm.context.i32_type();
-        let reg_ty: BasicTypeEnum<'c> = if acc_name == "f32" { f32t.into() } else { i32t.into() };
-        let letter = if acc_name == "f32" { "f" } else { "r" };
         let n_regs = per_instr / acc_per_reg;
         let regs_list = (0..n_regs).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
         let flags = match (na, acc_name) {
@@ -168,10 +165,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
                     // this warpgroup's 64 rows of A and instr_n columns of B
                     let da = self.descriptor(&oa, [mi * groups_m * 64, ki * k_instr], [64, 0], gm)?;
                     let db = self.descriptor(&ob, [ki * k_instr, ni * wn * instr_n], [0, instr_n], gn)?;
-                    let mut args: Vec<BasicValueEnum<'c>> = Vec::with_capacity(n_regs + 3);
-                    for r in 0..n_regs {
-                        args.push(if acc_per_reg == 2 { self.pack_b32(&acc[c0 + 2 * r..c0 + 2 * r + 2])?.into() } else { acc[c0 + r] });
-                    }
+                    let mut args = self.acc_operands(&acc[c0..c0 + per_instr], acc_per_reg)?;
                     args.extend([BasicValueEnum::from(da), db.into(), self.i32_const(1).into()]);
                     let out = self
                         .llvm
@@ -214,17 +208,11 @@ impl<'a, 'c> Lowering<'a, 'c> {
     /// `wgmma.wait_group pending`, passing every accumulator register
     /// through so nothing reads one before the wait.
     fn wgmma_wait(&mut self, acc: &mut [BasicValueEnum<'c>], kind: ScalarKind, pending: u32) -> Result<()> {
-        let (reg_ty, letter, per_reg): (BasicTypeEnum<'c>, &str, usize) = match kind {
-            ScalarKind::F32 => (self.llvm.context.f32_type().into(), "f", 1),
-            ScalarKind::F16 => (self.llvm.context.i32_type().into(), "r", 2),
-            _ => (self.llvm.context.i32_type().into(), "r", 1),
-        };
+        let (reg_ty, letter, per_reg) = self.acc_registers(kind);
         let all = acc.len() / per_reg;
         let cons: Vec<String> = (0..all).map(|_| format!("={letter}")).chain((0..all).map(|i| i.to_string())).collect();
         let ret = self.llvm.context.struct_type(&vec![reg_ty; all], false);
-        let args: Vec<BasicValueEnum<'c>> = (0..all)
-            .map(|r| if per_reg == 2 { self.pack_b32(&acc[2 * r..2 * r + 2]).map(Into::into) } else { Ok(acc[r]) })
-            .collect::<Result<_>>()?;
+        let args = self.acc_operands(acc, per_reg)?;
         let asm = format!("wgmma.wait_group.sync.aligned {pending};");
         let out = self
             .llvm
@@ -236,6 +224,22 @@ impl<'a, 'c> Lowering<'a, 'c> {
             self.set_acc_reg(acc, 0, r, per_reg, v)?;
         }
         Ok(())
+    }
+
+    /// How accumulator elements of `kind` travel through wgmma's asm: the
+    /// register type, its constraint letter, and elements per register
+    /// (f16 pairs share a 32-bit register).
+    fn acc_registers(&self, kind: ScalarKind) -> (BasicTypeEnum<'c>, &'static str, usize) {
+        match kind {
+            ScalarKind::F32 => (self.llvm.context.f32_type().into(), "f", 1),
+            ScalarKind::F16 => (self.llvm.context.i32_type().into(), "r", 2),
+            _ => (self.llvm.context.i32_type().into(), "r", 1),
+        }
+    }
+
+    /// `acc`'s elements as asm operands, `per_reg` to a register.
+    fn acc_operands(&self, acc: &[BasicValueEnum<'c>], per_reg: usize) -> Result<Vec<BasicValueEnum<'c>>> {
+        acc.chunks(per_reg).map(|c| if per_reg == 2 { self.pack_b32(c).map(Into::into) } else { Ok(c[0]) }).collect()
     }
 
     /// Writes wgmma output register `r` (of the tile at `c0`) back into the accumulator.

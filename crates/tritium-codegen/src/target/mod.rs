@@ -8,6 +8,7 @@ mod amdgpu_buffer;
 mod amdgpu_ir;
 mod libdevice;
 pub mod nvptx;
+mod ptx_text;
 
 use inkwell::targets::TargetMachine;
 use inkwell::types::BasicTypeEnum;

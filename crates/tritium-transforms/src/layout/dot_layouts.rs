@@ -77,23 +77,7 @@ pub fn dot_layouts(
         return Some((Layout::Mma(mma), Layout::Shared(sa), Layout::Shared(sb)));
     }
     // mma.sync: spread warps where the tile has the most instruction tiles left
-    let mut warps = vec![1u32; rank];
-    let mut left = opts.num_warps;
-    if rank == 3 {
-        warps[0] = left.min(res_shape[0]).max(1);
-        left /= warps[0];
-    }
-    while left > 1 {
-        let (tm, tn) = (m / (16 * warps[rank - 2]), n / (8 * warps[rank - 1]));
-        if tm >= tn && tm > 1 {
-            warps[rank - 2] *= 2;
-        } else if tn > 1 {
-            warps[rank - 1] *= 2;
-        } else {
-            warps[rank - 2] *= 2;
-        }
-        left /= 2;
-    }
+    let warps = super::mma::spread_warps(&res_shape, opts.num_warps, [16, 8]);
     let mma = Mma { version: 2, warps_per_cta: warps, instr_shape: vec![16, 8] };
     // operands staged in shared memory, each MMA step loading its fragments
     // (`DotOperand` registers) from there: A K-contiguous, B N-contiguous

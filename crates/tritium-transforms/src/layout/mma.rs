@@ -247,23 +247,7 @@ pub fn amd_dot_layouts(version: u32, kinds: [tritium_ir::ScalarKind; 3], a_shape
     if m < 16 || n < 16 || k < 16 || b_shape[rank - 2] != k {
         return None;
     }
-    let mut warps = vec![1u32; rank];
-    let mut left = num_warps;
-    if rank == 3 {
-        warps[0] = left.min(res_shape[0]).max(1);
-        left /= warps[0];
-    }
-    while left > 1 {
-        let (tm, tn) = (m / (16 * warps[rank - 2]), n / (16 * warps[rank - 1]));
-        if tm >= tn && tm > 1 {
-            warps[rank - 2] *= 2;
-        } else if tn > 1 {
-            warps[rank - 1] *= 2;
-        } else {
-            warps[rank - 2] *= 2;
-        }
-        left /= 2;
-    }
+    let warps = spread_warps(res_shape, num_warps, [16, 16]);
     let mma = Mma { version, warps_per_cta: warps, instr_shape: vec![16, 16] };
     let staged = super::Layout::Shared(super::SharedLayout::row_major(rank));
     Some((super::Layout::Mma(mma), staged.clone(), staged))
@@ -438,4 +422,30 @@ mod tests {
         assert_eq!(l.copy_mask(crate::layout::linear::HwDim::Warp), 0b11);
         assert_eq!(l.num_regs(), 8);
     }
+}
+
+/// Warps per dim of a dot result tile `res_shape` (batch first if rank 3):
+/// batches take warps first, then each doubling goes where the most
+/// `instr`-sized instruction tiles are left per warp (M on ties).
+pub(super) fn spread_warps(res_shape: &[u32], num_warps: u32, instr: [u32; 2]) -> Vec<u32> {
+    let rank = res_shape.len();
+    let (m, n) = (res_shape[rank - 2], res_shape[rank - 1]);
+    let mut warps = vec![1u32; rank];
+    let mut left = num_warps;
+    if rank == 3 {
+        warps[0] = left.min(res_shape[0]).max(1);
+        left /= warps[0];
+    }
+    while left > 1 {
+        let (tm, tn) = (m / (instr[0] * warps[rank - 2]), n / (instr[1] * warps[rank - 1]));
+        if tm >= tn && tm > 1 {
+            warps[rank - 2] *= 2;
+        } else if tn > 1 {
+            warps[rank - 1] *= 2;
+        } else {
+            warps[rank - 2] *= 2;
+        }
+        left /= 2;
+    }
+    warps
 }

@@ -46,19 +46,19 @@ impl Assigner<'_> {
     }
 
     pub(super) fn find_dot_fed_loads(&mut self) {
-        let mut uses: std::collections::HashMap<Value, Vec<(Op, usize)>> = Default::default();
-        for (_, op) in self.f.ops_preorder() {
-            for (i, &v) in self.f.ops[op].operands.iter().enumerate() {
-                uses.entry(v).or_default().push((op, i));
-            }
-        }
+        let users = self.f.users();
         for (_, op) in self.f.ops_preorder() {
             let d = &self.f.ops[op];
             if d.opcode != Opcode::Load || !self.is_tensor(d.results[0]) {
                 continue;
             }
-            let Some(us) = uses.get(&d.results[0]) else { continue };
-            if us.iter().all(|&(u, i)| self.f.ops[u].opcode == Opcode::Dot && i < 2) {
+            let r = d.results[0];
+            let Some(us) = users.get(&r) else { continue };
+            let a_or_b = |u: Op| {
+                let o = &self.f.ops[u].operands;
+                self.f.ops[u].opcode == Opcode::Dot && o[2] != r
+            };
+            if us.iter().all(|&u| a_or_b(u)) {
                 self.dot_fed.insert(op);
             }
         }

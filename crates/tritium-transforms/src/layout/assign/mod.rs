@@ -205,6 +205,12 @@ impl Assigner<'_> {
         }
     }
 
+    /// Whether `v` is a `broadcast` or `expand_dims` result: moving it to
+    /// another layout is moving its smaller source and redoing it.
+    fn reshaped(&self, v: Value) -> bool {
+        self.f.defining_op(v).is_some_and(|d| matches!(self.f.ops[d].opcode, Opcode::Broadcast | Opcode::ExpandDims))
+    }
+
     /// The layout shared by the costly tensor operands among `vs`, if they
     /// agree; else the canonical one for `rank`. While a loop's carried
     /// layouts are being decided (a dry run), block arguments hold only a
@@ -228,10 +234,7 @@ impl Assigner<'_> {
         };
         // a broadcast moves more cheaply than the full tensor beside it: its
         // source converts and it is redone (`in_layout`)
-        let broadcast = |v: Value| {
-            self.f.defining_op(v).is_some_and(|d| matches!(self.f.ops[d].opcode, Opcode::Broadcast | Opcode::ExpandDims))
-        };
-        let decided = agreed(&|v| !guess(v) && !broadcast(v)).or_else(|| agreed(&|v| !guess(v))).or_else(|| agreed(&|_| true));
+        let decided = agreed(&|v| !guess(v) && !self.reshaped(v)).or_else(|| agreed(&|v| !guess(v))).or_else(|| agreed(&|_| true));
         if let Some(l) = decided {
             return l;
         }
@@ -438,11 +441,7 @@ impl Assigner<'_> {
         }
         // a value in shared memory is always stored there by a conversion;
         // a broadcast or expand_dims is redone from its converted source
-        let reshaped = self.f.defining_op(v).is_some_and(|d| {
-            let d = &self.f.ops[d];
-            matches!(d.opcode, Opcode::Broadcast | Opcode::ExpandDims) && d.regions.is_empty() && d.results.len() == 1
-        });
-        if (self.cheap(v, 0) || reshaped) && !l.is_shared() {
+        if (self.cheap(v, 0) || self.reshaped(v)) && !l.is_shared() {
             if let Some(&done) = self.recomputed.get(&(v, l.clone(), b)) {
                 return done;
             }
