@@ -203,8 +203,9 @@ def test_host_descriptor_ir_arguments():
     text = _host_desc_kernel.ir_text(signature="tensordesc<fp32[16, 32]>, tensordesc<fp32[16, 32]>",
                                      constexprs={"BM": 16, "BN": 32})
     head = text.splitlines()[0]
-    # base (16-byte aligned), shape (i32 x 2), the leading stride (i64, 4 elements = 16 bytes), padding flag
-    assert head.count("ptr<f32> {divisibility = 16}") == 2
+    # base (16-byte aligned, marked with its block for TMA), shape (i32 x 2), the leading stride
+    # (i64, 4 elements = 16 bytes), padding flag
+    assert head.count("ptr<f32> {divisibility = 16, host_descriptor = [16, 32]}") == 2
     assert head.count("i64 {divisibility = 4}") == 2 and head.count(": i1") == 2
     assert text.count('"block_load"') == 1 and text.count('"select"') == 1
 

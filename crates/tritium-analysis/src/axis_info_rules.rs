@@ -297,12 +297,12 @@ impl<'m> Walk<'m> {
             }
             Opcode::ProgramId | Opcode::NumPrograms | Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Reduce
             | Opcode::Scan | Opcode::Dot | Opcode::Join | Opcode::Split | Opcode::Cat | Opcode::BlockLoad
-            | Opcode::Gather | Opcode::Histogram | Opcode::LocalAlloc | Opcode::LocalView | Opcode::DotWait => {}
+            | Opcode::Gather | Opcode::Histogram | Opcode::LocalAlloc | Opcode::LocalView | Opcode::DotWait | Opcode::TmaLoad => {}
             // `Walk::op` gives the results of these (or they have none)
             Opcode::For | Opcode::If | Opcode::While | Opcode::Call | Opcode::Store | Opcode::Yield
             | Opcode::Condition | Opcode::Return | Opcode::Assert | Opcode::Print | Opcode::Barrier
             | Opcode::BlockStore | Opcode::BlockAtomic | Opcode::Assume | Opcode::AsyncCopy | Opcode::AsyncCommit
-            | Opcode::AsyncWait => {}
+            | Opcode::AsyncWait | Opcode::TmaStore => {}
         }
         // constancy and contiguity never exceed the dim (broadcasts of scalars, clamps above)
         for (d, &n) in full.iter().enumerate().take(f.rank()) {

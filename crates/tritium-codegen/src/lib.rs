@@ -110,6 +110,30 @@ pub struct CompiledPtx {
     /// Every lowered function's shared-memory access trace with the barriers
     /// membar kept and dropped (`tritium_analysis::membar::render`), callees first.
     pub membar: String,
+    /// The tensor maps the first kernel takes after its other arguments
+    /// (TMA on sm_90a), in order: what the launcher must encode.
+    pub tensormaps: Vec<TensorMapParam>,
+}
+
+/// A tensor-map kernel parameter: the host descriptor it describes (the
+/// index of the descriptor's base among the kernel's arguments as the
+/// frontend made them) and the box and swizzle to encode it with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorMapParam {
+    pub base_arg: usize,
+    pub box_dims: Vec<u32>,
+    pub swizzle_bytes: u32,
+}
+
+/// The block accesses `target` does whole, claimed before the tile passes
+/// expand the rest: host tensor descriptors through TMA on sm_90a
+/// (`tritium_transforms::claim_tma`). Returns how many it claimed.
+pub fn claim_accesses(module: &mut tritium_ir::Module, target: &dyn Target) -> usize {
+    if target.mma() == tritium_transforms::MmaSupport::V3 {
+        tritium_transforms::claim_tma(module)
+    } else {
+        0
+    }
 }
 
 /// Where `compile_ptx_until` stops: after generating LLVM IR, after LLVM's
@@ -134,9 +158,10 @@ pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: S
     tritium_ir::verify(module)?;
     // the passes rewrite the IR; the caller's module stays as it was
     let mut owned = module.clone();
-    run_passes(&mut owned, &options.passes, None)?;
     let target = options.arch.target_with(options.libdevice.clone());
     let target: &dyn Target = target.as_ref();
+    claim_accesses(&mut owned, target);
+    run_passes(&mut owned, &options.passes, None)?;
     let machine = target.target_machine()?;
     let context = Context::create();
     let llvm = llvm::Llvm::new(&context, "tritium");
@@ -266,7 +291,16 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &dyn Target, module: &mut tritium
         kernels.push(symbol::symbol_name(&f.name));
     }
     let allocation = alloc.dump(module, &graph);
-    Ok(CompiledPtx { llir: String::new(), ptx: String::new(), binary: Vec::new(), shared, kernels, allocation, membar: membar_dump })
+    let tensormaps = module
+        .funcs
+        .iter()
+        .find(|(_, f)| f.kernel)
+        .map(|(_, f)| tritium_transforms::tma::tensormap_args(f))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(_, base_arg, box_dims, swizzle_bytes)| TensorMapParam { base_arg, box_dims, swizzle_bytes })
+        .collect();
+    Ok(CompiledPtx { llir: String::new(), ptx: String::new(), binary: Vec::new(), shared, kernels, allocation, membar: membar_dump, tensormaps })
 }
 
 /// `TRITIUM_DEBUG_CONVERTS=1`: every layout conversion left after layout

@@ -78,7 +78,8 @@ pub fn convert_needs_scratch(from: &TensorLayout, to: &TensorLayout) -> bool {
 /// to 8 rows of `swizzle_bytes`, so their tiles start on that boundary.
 pub fn shared_align(l: &SharedLayout) -> u32 {
     match l {
-        SharedLayout::Nvmma { swizzle_bytes, .. } if *swizzle_bytes > 0 => 8 * swizzle_bytes,
+        // TMA copies land on (and leave from) 128-byte boundaries
+        SharedLayout::Nvmma { swizzle_bytes, .. } => (8 * swizzle_bytes).max(128),
         _ => 16,
     }
 }
@@ -148,6 +149,15 @@ pub fn plan_function(module: &Module, func: &Function, layouts: &LayoutMap) -> R
                 if let Some(Layout::Shared(s)) = layouts.of(res) {
                     let numel: u32 = module.types.dims(func.value_type(res)).iter().product();
                     plan.buffers.push((res, numel * eb(res), shared_align(s)));
+                }
+                0
+            }
+            // the tile the TMA copies land in, then its mbarrier
+            Opcode::TmaLoad => {
+                let res = d.results[0];
+                if let Some(Layout::Shared(s)) = layouts.of(res) {
+                    let numel: u32 = module.types.dims(func.value_type(res)).iter().product();
+                    plan.buffers.push((res, numel * eb(res) + crate::lower::MBARRIER_BYTES, shared_align(s)));
                 }
                 0
             }

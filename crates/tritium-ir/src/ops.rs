@@ -252,7 +252,24 @@ op_table! {
     // waits until at most `pending` asynchronous dots are in flight; its
     // results are its operands (accumulators of those dots), safe to read
     DotWait => with_attrs(op("dot_wait", 1, None, Variadic), &[req("pending", Int)]),
+    // TMA (appended; made only for sm_90a by tritium-transforms::claim_tma):
+    // a `block_load` / `block_store` of a host tensor descriptor done by the
+    // Tensor Memory Accelerator through a CUDA tensor map, the kernel
+    // argument (`tensormap` attribute) in operand 0; the block op's own
+    // operands and attributes follow unchanged, so the access means what the
+    // block op meant (the interpreter runs it as one)
+    TmaLoad => with_attrs(op("tma_load", 5, None, Fixed(1)), BLOCK_LOAD),
+    TmaStore => with_attrs(op("tma_store", 6, None, Fixed(0)), BLOCK_STORE),
 }
+
+/// The kernel-argument attribute marking an i64 argument as a CUDA tensor
+/// map passed by value (128 bytes, a `__grid_constant__` parameter): the
+/// argument's value is the map's generic address. Set by
+/// tritium-transforms::claim_tma, with `tensormap_of` (the index of the
+/// host descriptor's base argument it describes), `tensormap_box` (the box
+/// the map was encoded with, outermost dimension first) and
+/// `tensormap_swizzle` (0, 32, 64 or 128 bytes).
+pub const TENSORMAP_ATTR: &str = "tensormap";
 
 const BLOCK_LOAD: &[AttrSpec] = &[
     req("boundary_check", IntArray),

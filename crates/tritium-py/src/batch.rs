@@ -126,6 +126,11 @@ fn compile_batch(py: Python<'_>, jobs: Vec<Job>, threads: Option<usize>) -> PyRe
         .collect()
 }
 
+/// The kernel's tensor-map parameters as (base argument, box, swizzle bytes).
+pub(crate) fn tensormap_list(maps: &[tritium_codegen::TensorMapParam]) -> Vec<(usize, Vec<u32>, u32)> {
+    maps.iter().map(|m| (m.base_arg, m.box_dims.clone(), m.swizzle_bytes)).collect()
+}
+
 fn to_dict(py: Python<'_>, b: Built) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("llir", b.ptx.llir)?;
@@ -133,6 +138,7 @@ fn to_dict(py: Python<'_>, b: Built) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("shared", b.ptx.shared)?;
     d.set_item("kernels", b.ptx.kernels)?;
     d.set_item("allocation", b.ptx.allocation)?;
+    d.set_item("tensormaps", tensormap_list(&b.ptx.tensormaps))?;
     if let Some((cubin, info)) = b.cubin {
         d.set_item("cubin", PyBytes::new(py, &cubin))?;
         let i = PyDict::new(py);

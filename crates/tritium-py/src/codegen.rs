@@ -55,6 +55,10 @@ fn compile_ptx<'py>(
         if dump_stages {
             tritium_ir::verify(&module).map_err(|e| crate::IRVerifyError::new_err(e.to_string()))?;
             stages.push(("frontend".into(), tritium_ir::print(&module)));
+            let target = options.arch.target();
+            if tritium_codegen::claim_accesses(&mut module, target.as_ref()) > 0 {
+                stages.push(("claim_tma".into(), tritium_ir::print(&module)));
+            }
             let mut dump = |name: &str, m: &tritium_ir::Module| stages.push((name.to_string(), tritium_ir::print(m)));
             let passes = options.passes.clone();
             tritium_codegen::run_passes(&mut module, &passes, Some(&mut dump))
@@ -74,6 +78,7 @@ fn compile_ptx<'py>(
     d.set_item("shared", out.shared)?;
     d.set_item("kernels", out.kernels)?;
     d.set_item("allocation", out.allocation)?;
+    d.set_item("tensormaps", crate::batch::tensormap_list(&out.tensormaps))?;
     if dump_stages {
         d.set_item("stages", stages)?;
     }

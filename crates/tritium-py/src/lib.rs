@@ -19,6 +19,7 @@ mod passes;
 mod probe;
 mod reads;
 mod runtime;
+mod tensormaps;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};

@@ -10,9 +10,10 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
 use tritium_runtime::args::encode;
-use tritium_runtime::{cuda, ptxas, ArgKind, ArgPack, ArgValue, Error, Image, Kernel};
+use tritium_runtime::{cuda, ptxas, ArgKind, ArgPack, ArgValue, Error, Image, Kernel, TensorMap};
 
 use crate::key::Read;
+use crate::tensormaps::MapParam;
 
 create_exception!(_core, CudaError, PyRuntimeError, "A CUDA driver call failed; the message names the call and the kernel.");
 create_exception!(_core, CudaUnavailableError, PyRuntimeError, "No CUDA driver (libcuda) could be loaded.");
@@ -152,6 +153,8 @@ pub(crate) struct CudaKernel {
     pub(crate) kernel: Kernel,
     params: Vec<Param>,
     num_args: usize,
+    /// Tensor maps the kernel takes after its other arguments (TMA).
+    maps: Vec<MapParam>,
 }
 
 fn extract(kind: ArgKind, v: &Bound<'_, PyAny>, name: &str, kernel: &str) -> PyResult<ArgValue> {
@@ -214,6 +217,8 @@ fn extract(kind: ArgKind, v: &Bound<'_, PyAny>, name: &str, kernel: &str) -> PyR
 
 /// Slots on the stack for kernels with up to this many parameters.
 const STACK_ARGS: usize = 32;
+/// Tensor maps the fast path keeps on the stack.
+const STACK_MAPS: usize = 4;
 
 impl CudaKernel {
     /// Launches with the values the key read (one per parameter, in order).
@@ -221,23 +226,31 @@ impl CudaKernel {
     /// object where the kernel takes an argument): the caller goes the Python way.
     pub(crate) fn launch_reads(&self, grid: [u64; 3], stream: u64, reads: &[Read]) -> PyResult<bool> {
         let name = &self.kernel.name;
-        if reads.len() != self.params.len() || self.num_args > STACK_ARGS {
+        if reads.len() != self.params.len() || self.num_args > STACK_ARGS || self.maps.len() > STACK_MAPS {
             return Ok(false);
         }
         let mut slots = [0u64; STACK_ARGS];
+        let mut maps = [TensorMap::zeroed(); STACK_MAPS];
         let mut n = 0;
-        for (p, r) in self.params.iter().zip(reads) {
+        for (i, (p, r)) in self.params.iter().zip(reads).enumerate() {
             if let (Some(rank), Read::Desc(ob)) = (p.desc, *r) {
                 Python::with_gil(|py| -> PyResult<()> {
                     // SAFETY: an item of the launch's argument tuple, alive for this call
                     let v = unsafe { Bound::from_borrowed_ptr(py, ob) };
-                    for (kind, value) in descriptor_values(&v, rank, &p.name, name)? {
+                    let values = descriptor_values(&v, rank, &p.name, name)?;
+                    for (m, map) in self.maps.iter().enumerate().filter(|(_, m)| m.param == i) {
+                        maps[m] = map.map(&values, name)?;
+                    }
+                    for (kind, value) in values {
                         slots[n] = encode(kind, value, &p.name).map_err(|e| PyValueError::new_err(format!("kernel '{name}', {e}")))?;
                         n += 1;
                     }
                     Ok(())
                 })?;
                 continue;
+            }
+            if p.desc.is_some() {
+                return Ok(false); // a descriptor read some other way: the Python path
             }
             let Some(kind) = p.kind else { continue };
             let v = match *r {
@@ -251,9 +264,14 @@ impl CudaKernel {
             slots[n] = encode(kind, v, &p.name).map_err(|e| PyValueError::new_err(format!("kernel '{name}', {e}")))?;
             n += 1;
         }
-        let mut ptrs = [std::ptr::null_mut::<c_void>(); STACK_ARGS];
+        let mut ptrs = [std::ptr::null_mut::<c_void>(); STACK_ARGS + STACK_MAPS];
         for (p, s) in ptrs.iter_mut().zip(slots.iter_mut()).take(n) {
             *p = s as *mut u64 as *mut c_void;
+        }
+        // the maps are the kernel's last parameters
+        for m in maps.iter_mut().take(self.maps.len()) {
+            ptrs[n] = m as *mut TensorMap as *mut c_void;
+            n += 1;
         }
         let params = if n == 0 { std::ptr::null_mut() } else { ptrs.as_mut_ptr() };
         // SAFETY: one pointer per kernel argument, each to an 8-byte slot holding the value little-endian
@@ -271,9 +289,14 @@ impl CudaKernel {
             )));
         }
         let mut pack = ArgPack::with_capacity(self.num_args);
-        for (p, v) in self.params.iter().zip(args.iter()) {
+        let mut maps = Vec::with_capacity(self.maps.len());
+        for (i, (p, v)) in self.params.iter().zip(args.iter()).enumerate() {
             if let Some(rank) = p.desc {
-                for (kind, value) in descriptor_values(&v, rank, &p.name, name)? {
+                let values = descriptor_values(&v, rank, &p.name, name)?;
+                for (m, map) in self.maps.iter().enumerate().filter(|(_, m)| m.param == i) {
+                    maps.push((m, map.map(&values, name)?));
+                }
+                for (kind, value) in values {
                     pack.push(kind, value, &p.name).map_err(|e| PyValueError::new_err(format!("kernel '{name}', {e}")))?;
                 }
                 continue;
@@ -283,6 +306,11 @@ impl CudaKernel {
                 pack.push(kind, value, &p.name).map_err(|e| PyValueError::new_err(format!("kernel '{name}', {e}")))?;
             }
         }
+        // the maps are the kernel's last parameters, in their order
+        maps.sort_by_key(|&(m, _)| m);
+        for (_, map) in maps {
+            pack.push_map(map);
+        }
         Ok(pack)
     }
 }
@@ -290,9 +318,15 @@ impl CudaKernel {
 #[pymethods]
 impl CudaKernel {
     #[new]
-    #[pyo3(signature = (image, name, params, num_warps = 4, shared_bytes = 0, device = 0))]
+    #[pyo3(signature = (image, name, params, num_warps = 4, shared_bytes = 0, device = 0, tensormaps = Vec::new()))]
+    #[allow(clippy::too_many_arguments)]
     fn new(py: Python<'_>, image: &Bound<'_, PyAny>, name: &str, params: Vec<(String, Option<String>)>, num_warps: u32,
-           shared_bytes: u32, device: i32) -> PyResult<CudaKernel> {
+           shared_bytes: u32, device: i32, tensormaps: Vec<(usize, Vec<u32>, u32)>) -> PyResult<CudaKernel> {
+        let maps = tensormaps
+            .into_iter()
+            .map(|(base, box_dims, swizzle)| MapParam::new(&params, base, box_dims, swizzle))
+            .collect::<PyResult<Vec<_>>>()
+            .map_err(|e| PyValueError::new_err(format!("kernel '{name}': {e}")))?;
         let params = params
             .into_iter()
             .map(|(n, k)| match k.as_deref().and_then(descriptor_rank) {
@@ -311,7 +345,7 @@ impl CudaKernel {
         }
         .map_err(to_py)?;
         let num_args = params.iter().map(|p| if let Some(r) = p.desc { 2 * r + 1 } else { p.kind.is_some() as usize }).sum();
-        Ok(CudaKernel { kernel, params, num_args })
+        Ok(CudaKernel { kernel, params, num_args, maps })
     }
 
     /// Launches on `stream` with `args` (every parameter, in order; constexpr
@@ -344,6 +378,12 @@ impl CudaKernel {
     #[getter]
     fn num_warps(&self) -> u32 {
         self.kernel.threads_per_block / 32
+    }
+    /// Tensor maps encoded so far, per tensor-map parameter (the cache
+    /// that keeps launches with the same descriptors cheap).
+    #[getter]
+    fn tensormaps_cached(&self) -> Vec<usize> {
+        self.maps.iter().map(MapParam::cached).collect()
     }
     #[getter]
     fn device(&self) -> i32 {

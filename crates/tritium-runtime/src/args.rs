@@ -260,16 +260,25 @@ impl DLPackArg {
 pub struct ArgPack {
     slots: Vec<u64>,
     pointers: Vec<*mut c_void>,
+    /// Tensor maps passed by value, after every slot (boxed: their
+    /// addresses stay put while the pack grows).
+    maps: Vec<Box<crate::TensorMap>>,
 }
 
 impl ArgPack {
     pub fn with_capacity(n: usize) -> ArgPack {
-        ArgPack { slots: Vec::with_capacity(n), pointers: Vec::with_capacity(n) }
+        ArgPack { slots: Vec::with_capacity(n), pointers: Vec::with_capacity(n), maps: Vec::new() }
     }
 
     pub fn clear(&mut self) {
         self.slots.clear();
         self.pointers.clear();
+        self.maps.clear();
+    }
+
+    /// A tensor map parameter; maps follow every `push`ed value.
+    pub fn push_map(&mut self, map: crate::TensorMap) {
+        self.maps.push(Box::new(map));
     }
 
     pub fn push(&mut self, kind: ArgKind, v: ArgValue, param: &str) -> Result<()> {
@@ -278,11 +287,11 @@ impl ArgPack {
     }
 
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.slots.len() + self.maps.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.len() == 0
     }
 
     /// The slot values (for tests and debugging).
@@ -297,6 +306,9 @@ impl ArgPack {
         self.pointers.clear();
         for s in self.slots.iter_mut() {
             self.pointers.push(s as *mut u64 as *mut c_void);
+        }
+        for m in self.maps.iter_mut() {
+            self.pointers.push(&mut **m as *mut crate::TensorMap as *mut c_void);
         }
         if self.pointers.is_empty() {
             std::ptr::null_mut()

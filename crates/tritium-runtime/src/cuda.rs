@@ -54,6 +54,8 @@ macro_rules! driver_api {
             $(pub $field: unsafe extern "C" fn($($arg),*) -> CuResult,)*
             /// cuLaunchKernelEx (drivers of CUDA 12 and later)
             pub launch_kernel_ex: Option<LaunchKernelEx>,
+            /// cuTensorMapEncodeTiled (drivers of CUDA 12 and later)
+            pub tensor_map_encode_tiled: Option<crate::tensormap::EncodeTiled>,
             cu_get_error_name: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
             cu_get_error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
         }
@@ -64,6 +66,9 @@ macro_rules! driver_api {
                     launch_kernel_ex: symbol(lib, "cuLaunchKernelEx")
                         .ok()
                         .map(|p| unsafe { std::mem::transmute::<*mut c_void, LaunchKernelEx>(p) }),
+                    tensor_map_encode_tiled: symbol(lib, "cuTensorMapEncodeTiled")
+                        .ok()
+                        .map(|p| unsafe { std::mem::transmute::<*mut c_void, crate::tensormap::EncodeTiled>(p) }),
                     $($field: unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($arg),*) -> CuResult>(symbol(lib, $sym)?) },)*
                     cu_get_error_name: unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult>(symbol(lib, "cuGetErrorName")?) },
                     cu_get_error_string: unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult>(symbol(lib, "cuGetErrorString")?) },

@@ -6,8 +6,10 @@ pub mod cuda;
 pub mod error;
 pub mod launch;
 pub mod ptxas;
+pub mod tensormap;
 
 pub use args::{ArgKind, ArgPack, ArgValue};
 pub use cuda::{Device, Driver};
 pub use error::{Error, Result};
 pub use launch::{Image, Kernel, KernelAttributes};
+pub use tensormap::{MapCache, MapRequest, TensorMap};

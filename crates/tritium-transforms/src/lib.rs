@@ -17,6 +17,7 @@ pub mod fold;
 pub mod layout;
 pub mod pipeline;
 pub mod pipeliner;
+pub mod tma;
 mod walk;
 
 pub use block_memory::expand_block_memory;
@@ -28,3 +29,4 @@ pub use fold::fold_constants;
 pub use layout::{assign_layouts, Blocked, Layout, LayoutMap, LayoutOptions, LinearLayout, MmaSupport};
 pub use pipeline::{run_passes, PassOptions, PassStats};
 pub use pipeliner::{pipeline_loops, PipelineOptions};
+pub use tma::{claim_tma, tma_box, TmaBox};

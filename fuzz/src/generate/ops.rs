@@ -75,6 +75,10 @@ impl Gen<'_, '_, '_> {
             | Opcode::DotWait => {
                 self.staging(block, opcode)
             }
+            // TMA ops need a kernel's `tensormap` argument, which only
+            // claim_tma makes (from host-descriptor arguments); they are
+            // reached through the codegen targets' own runs of that pass
+            Opcode::TmaLoad | Opcode::TmaStore => self.constant(block),
             // region ops past the nesting cap; terminators end blocks, made by
             // `region` and `function`
             Opcode::Reduce

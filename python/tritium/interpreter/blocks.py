@@ -87,6 +87,15 @@ class BlockOps:
         self._write(addr, where, active, elem, value)
         return []
 
+    # `tma_load` / `tma_store` (made by the compiler for sm_90a, so only
+    # hand-written IR brings them here): the block op after the tensor map's
+    # address, which holds nothing the block op's own operands do not
+    def _op_tma_load(self, op, vals, types, rtys, attrs):
+        return self._op_block_load(op, vals[1:], types[1:], rtys, attrs)
+
+    def _op_tma_store(self, op, vals, types, rtys, attrs):
+        return self._op_block_store(op, vals[1:], types[1:], rtys, attrs)
+
     def _op_block_atomic(self, op, vals, types, rtys, attrs):
         # the same lanes through atomic_rmw's implementation, result dropped
         value = vals[-1]

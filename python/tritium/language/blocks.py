@@ -185,10 +185,12 @@ def descriptor_args(t: tensor_descriptor_type) -> list[tuple[dtype, dict]]:
     attributes: the base (16-byte aligned), the shape (i32; divisible by 16
     where the launch saw it so), the leading strides (i64, in elements; 16
     bytes' worth divides each) and the padding flag (i1, true for NaN). The
-    last stride is 1 by construction and is not passed."""
+    last stride is 1 by construction and is not passed. The base carries
+    `host_descriptor` (the block shape): on sm_90a the compiler claims such
+    a descriptor's accesses for TMA (tritium-transforms `claim_tma`)."""
     elem_bytes = max(1, t.element_ty.primitive_bitwidth // 8)
     stride_div = {"divisibility": 16 // elem_bytes} if 16 // elem_bytes > 1 else {}
-    return ([(pointer_type(t.element_ty), {"divisibility": 16})]
+    return ([(pointer_type(t.element_ty), {"divisibility": 16, "host_descriptor": list(t.block_shape)})]
             + [(int32, {"divisibility": 16} if d else {}) for d in t.shape_div16]
             + [(int64, dict(stride_div)) for _ in range(t.rank - 1)]
             + [(int1, {})])

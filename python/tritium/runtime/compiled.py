@@ -171,7 +171,8 @@ class CompiledKernel:
         if k is None:
             image = self.asm.get("cubin") or self.asm["ptx"]
             k = _core.CudaKernel(image, self.metadata.get("symbol", self.name), self.params, num_warps=self.metadata["num_warps"],
-                                 shared_bytes=self.metadata.get("dynamic_shared", 0), device=device)
+                                 shared_bytes=self.metadata.get("dynamic_shared", 0), device=device,
+                                 tensormaps=[tuple(m) for m in self.metadata.get("tensormaps", [])])
             if self.metadata.get("registers") is None:   # driver JIT: only the driver knows
                 self.metadata["registers"] = k.num_regs
                 self.metadata["local_bytes"] = k.local_bytes
@@ -210,6 +211,10 @@ def _check_metadata(meta: Any) -> None:
             raise ValueError(f"metadata.json: bad parameter entry {p!r}")
     if not isinstance(meta.get("symbol", meta["name"]), str):
         raise ValueError("metadata.json: 'symbol' is not a string")
+    for m in meta.get("tensormaps", []):
+        if not (isinstance(m, list) and len(m) == 3 and type(m[0]) is int and isinstance(m[1], list)
+                and all(type(d) is int for d in m[1]) and type(m[2]) is int):
+            raise ValueError(f"metadata.json: bad tensor map entry {m!r}")
 
 
 def param_kinds(signature: dict) -> list[list]:
@@ -304,6 +309,8 @@ def _assemble(ir: bytes, name: str, params: list, target: Target, num_warps: int
     meta["symbol"] = out["kernels"][0] if out["kernels"] else name
     # scratch for reductions and layout conversions: the kernel's dynamic shared memory
     meta["dynamic_shared"] = int(out["shared"])
+    # TMA (sm_90a): tensor maps the launch appends, as [descriptor base argument, box, swizzle bytes]
+    meta["tensormaps"] = [[int(b), [int(d) for d in box], int(s)] for b, box, s in out.get("tensormaps", [])]
     meta["shared"] = meta["dynamic_shared"]
     if "cubin" in out:
         info = out["ptxas"]

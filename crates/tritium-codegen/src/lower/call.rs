@@ -81,10 +81,15 @@ pub fn lower_function<'c>(
 
     // parameters: each argument's registers, then (device functions) the shared-memory base
     let mut params: Vec<BasicMetadataTypeEnum> = Vec::new();
-    for (&arg, layout) in func.args().iter().zip(&arg_layouts) {
+    let maps = super::tma::tensormap_params(target, func).map_err(&unsupported)?;
+    for (i, (&arg, layout)) in func.args().iter().zip(&arg_layouts).enumerate() {
         let ty = func.value_type(arg);
         if func.kernel && layout.is_some() {
             return Err(unsupported(format!("kernel @{} has a tensor argument", func.name)));
+        }
+        if maps.contains(&i) {
+            params.push(llvm.context.ptr_type(inkwell::AddressSpace::default()).into());
+            continue;
         }
         params.extend(reg_types(llvm, module, ty, layout).map_err(&unsupported)?.into_iter().map(BasicMetadataTypeEnum::from));
     }
@@ -92,6 +97,7 @@ pub fn lower_function<'c>(
     let f = if func.kernel {
         let f = llvm.module.add_function(&name, llvm.context.void_type().fn_type(&params, false), None);
         target.mark_kernel(llvm, f, num_warps * target.warp_size())?;
+        super::tma::mark_tensormap_params(llvm, f, &maps)?;
         f
     } else {
         params.push(llvm.context.i32_type().into());
@@ -143,6 +149,10 @@ pub fn lower_function<'c>(
         let one = func.arg_attrs.get(i).and_then(|a| a.get("equal_to_1")).and_then(Attr::as_bool) == Some(true);
         if let (true, [BasicValueEnum::IntValue(v)]) = (one, regs.as_slice()) {
             regs = vec![v.get_type().const_int(1, false).into()];
+        }
+        if let (true, [BasicValueEnum::PointerValue(p)]) = (maps.contains(&i), regs.as_slice()) {
+            // the map's generic address (LLVM takes it with cvta.param)
+            regs = vec![llvm.builder.build_ptr_to_int(*p, llvm.context.i64_type(), "")?.into()];
         }
         lw.values.insert(arg, regs);
     }

@@ -26,6 +26,7 @@ mod shared;
 mod shuffle;
 mod shape;
 mod tensor;
+mod tma;
 mod wgmma;
 
 use std::collections::HashMap;
@@ -67,6 +68,7 @@ pub(crate) struct Lowering<'a, 'c> {
 }
 
 pub use call::{lower_function, FuncShared};
+pub(crate) use tma::MBARRIER_BYTES;
 pub(crate) use memory::{access_bytes, transposed_accesses};
 
 /// The LLVM type of a scalar or pointer IR type; `Err` names why not.
@@ -218,6 +220,8 @@ impl<'a, 'c> Lowering<'a, 'c> {
             Opcode::AsyncCommit => self.lower_async_commit(op),
             Opcode::AsyncWait => self.lower_async_wait(op),
             Opcode::DotWait => self.lower_dot_wait(op),
+            Opcode::TmaLoad => self.lower_tma_load(op),
+            Opcode::TmaStore => self.lower_tma_store(op),
             // compile_ptx runs tritium_transforms::expand_block_memory before lowering
             Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic => {
                 Err(CodegenError::Internal(format!("`{}` reached lowering unexpanded", self.op(op).opcode)))

@@ -1,8 +1,8 @@
-//! The tile passes as stages: `fold`, `canonicalize`, `cse`, `dce`, `dot_acc` (one run
-//! each) and `passes` (the pipeline as codegen runs it). The output is the
+//! The tile passes as stages: `fold`, `canonicalize`, `cse`, `dce`, `dot_acc`,
+//! `claim_tma` (one run each) and `passes` (the pipeline as codegen runs it). The output is the
 //! printed module; running the stage again must change nothing.
 use tritium_ir::{print, verify, Module};
-use tritium_transforms::{canonicalize, eliminate_common_subexpressions, eliminate_dead_code, fold_constants, fuse_dot_accumulate, run_passes, PassOptions};
+use tritium_transforms::{canonicalize, claim_tma, eliminate_common_subexpressions, eliminate_dead_code, fold_constants, fuse_dot_accumulate, run_passes, PassOptions};
 
 use crate::case::Step;
 use crate::subtest::{Checking, Input, Output, SubTest};
@@ -23,6 +23,7 @@ verified!(canon, canonicalize);
 verified!(cse, eliminate_common_subexpressions);
 verified!(dce, eliminate_dead_code);
 verified!(dot_acc, fuse_dot_accumulate);
+verified!(tma, claim_tma);
 
 fn pipeline(m: &mut Module) -> Result<(), String> {
     let opts = PassOptions { verify_each: true, ..PassOptions::default() };
@@ -31,12 +32,13 @@ fn pipeline(m: &mut Module) -> Result<(), String> {
 
 pub struct PassStage(&'static str, Pass);
 
-static STAGES: [PassStage; 6] = [
+static STAGES: [PassStage; 7] = [
     PassStage("fold", fold),
     PassStage("canonicalize", canon),
     PassStage("cse", cse),
     PassStage("dce", dce),
     PassStage("dot_acc", dot_acc),
+    PassStage("claim_tma", tma),
     PassStage("passes", pipeline),
 ];
 

@@ -9,6 +9,7 @@ use crate::ops::Opcode;
 use crate::types::ScalarKind;
 
 use super::ops::Rule;
+use crate::ops::TENSORMAP_ATTR;
 use super::Checker;
 
 impl Checker<'_> {
@@ -74,6 +75,35 @@ impl Checker<'_> {
         if opcode == Opcode::BlockAtomic {
             self.one_of(op, "kind", &["add", "max", "min", "and", "or", "xor"])?;
             self.atomic_attrs(op)?;
+        }
+        Ok(())
+    }
+
+    /// `tma_load` / `tma_store`: a kernel's `tensormap` argument, then a
+    /// `block_load` / `block_store` whose offsets are scalars (a TMA box, not
+    /// a gather) of rank 1 to 5 (what a tensor map can describe).
+    pub(super) fn tma_access(&self, op: Op, opcode: Opcode, ops: &[Type], res: &[Type]) -> Rule {
+        let map = self.f.ops[op].operands[0];
+        let is_map_arg = match self.f.values[map].def {
+            crate::ValueDef::BlockArg(b, i) => {
+                b == self.f.entry_block()
+                    && self.f.kernel
+                    && self.f.arg_attrs.get(i as usize).and_then(|a| a.get(TENSORMAP_ATTR)).and_then(Attr::as_bool) == Some(true)
+            }
+            _ => false,
+        };
+        if !is_map_arg || self.kind(ops[0]) != Some(ScalarKind::I64) || self.m.types.is_tensor(ops[0]) {
+            return Err(format!("operand 0 must be an i64 kernel argument marked '{TENSORMAP_ATTR}', got {}", self.show(ops[0])));
+        }
+        let inner = if opcode == Opcode::TmaLoad { Opcode::BlockLoad } else { Opcode::BlockStore };
+        self.block_access(op, inner, &ops[1..], res)?;
+        let block = if opcode == Opcode::TmaLoad { res[0] } else { ops[ops.len() - 1] };
+        let r = self.m.types.dims(block).len();
+        if r > 5 {
+            return Err(format!("a tensor map has at most 5 dimensions, the block has {r}"));
+        }
+        if ops[2 + 2 * r..2 + 3 * r].iter().any(|&t| self.m.types.is_tensor(t)) {
+            return Err("a TMA access takes scalar offsets (a box), not per-row indices".to_string());
         }
         Ok(())
     }

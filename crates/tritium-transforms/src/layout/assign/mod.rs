@@ -302,6 +302,12 @@ impl Assigner<'_> {
                     self.set(r, l);
                 }
             }
+            Opcode::TmaLoad => self.tma_load(b, op),
+            Opcode::TmaStore => {
+                let value = d.operands.len() - 1;
+                let l = self.tma_layout(d.operands[value]).map(Layout::Shared);
+                self.want(b, op, value, l);
+            }
             // block memory ops are expanded before layouts are assigned (run_passes)
             Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Print | Opcode::Assert | Opcode::Reshape | Opcode::Join
             | Opcode::Split | Opcode::Cat | Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic
@@ -517,6 +523,39 @@ impl Assigner<'_> {
             }
             None => self.all_canonical(b, op),
         }
+    }
+
+    // -- TMA -----------------------------------------------------------------
+
+    /// The NVMMA layout a TMA box of `v`'s block lands in (the swizzle the
+    /// launcher encodes the tensor map with: `tma::tma_box`).
+    fn tma_layout(&self, v: Value) -> Option<SharedLayout> {
+        let t = self.f.value_type(v);
+        let eb = self.types.scalar_kind(t).map(|k| k.bits().div_ceil(8))?;
+        crate::tma::tma_box(eb, self.types.dims(t)).ok().map(|b| b.layout(eb))
+    }
+
+    /// A `tma_load`'s tile lands in shared memory in its box's layout; its
+    /// users read it through one conversion to the canonical layout, made
+    /// right after it (so loops, branches and elementwise ops never see a
+    /// shared-memory value). During a dry run the result just counts as canonical.
+    fn tma_load(&mut self, b: Block, op: Op) {
+        let res = self.f.ops[op].results[0];
+        let canonical = self.canonical_of(res);
+        if self.dry {
+            self.set(res, canonical);
+            return;
+        }
+        let Some(shared) = self.tma_layout(res) else {
+            self.set(res, canonical);
+            return;
+        };
+        self.set(res, Some(Layout::Shared(shared)));
+        let Some(canonical) = canonical else { return };
+        let out = self.in_layout(b, op, res, &canonical);
+        let conv = self.f.defining_op(out).expect("in_layout made a conversion");
+        self.f.replace_all_uses(res, out);
+        self.f.ops[conv].operands[0] = res;
     }
 
     /// Drops pure ops whose results nothing uses (the originals of values

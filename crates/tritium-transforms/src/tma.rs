@@ -1,0 +1,232 @@
+//! `claim_tma`: the sm_90a lowering of host tensor descriptors. A
+//! `block_load` / `block_store` on a kernel's host `TensorDescriptor`
+//! argument becomes `tma_load` / `tma_store` through a CUDA tensor map that
+//! the launcher encodes on the host and passes by value; the rest of the
+//! block ops stay for `expand_block_memory`.
+//!
+//! The frontend marks a host descriptor's base argument with
+//! `host_descriptor = [block shape]` (its shape, strides and padding flag
+//! are the arguments after it: `python/tritium/language/blocks.py`). An
+//! access is claimed when it is that descriptor's own (its shape and stride
+//! operands are those arguments, the last stride the constant 1, the block
+//! the descriptor's, offsets scalars) and the box fits a tensor map
+//! (`tma_box`). Each claimed descriptor gets one new i64 kernel argument,
+//! appended after the others, marked `tensormap` with the box and swizzle
+//! it must be encoded with: the launcher reads those from the compiled
+//! kernel, so the two sides cannot disagree.
+use tritium_ir::ops::TENSORMAP_ATTR;
+use tritium_ir::{Attr, Attrs, Block, Function, Module, Op, Opcode, ScalarKind, TypeData, Value, ValueData, ValueDef};
+
+use crate::layout::SharedLayout;
+
+/// The frontend's mark on a host descriptor's base argument: its block shape.
+pub const HOST_DESCRIPTOR_ATTR: &str = "host_descriptor";
+
+/// How a block is fetched by TMA: the box the tensor map describes
+/// (outermost dimension first) and its swizzle. A box narrower than the
+/// block (rows wider than the 128-byte swizzle span) is issued `copies`
+/// times along the last dimension, each landing one NVMMA column block
+/// (`SharedLayout::Nvmma`) after the other.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TmaBox {
+    pub box_dims: Vec<u32>,
+    pub swizzle_bytes: u32,
+    pub copies: u32,
+}
+
+impl TmaBox {
+    /// The shared layout the box lands in, as `SharedLayout::nvmma` spells it.
+    pub fn layout(&self, elem_bytes: u32) -> SharedLayout {
+        SharedLayout::Nvmma { swizzle_bytes: self.swizzle_bytes, transposed: false, elem_bytes }
+    }
+}
+
+/// The TMA box for a block of `block` elements of `elem_bytes` each, or why
+/// there is none. 2-D blocks only (the NVMMA layout is 2-D); rows of at
+/// least 16 bytes (TMA moves 16-byte units); at most 256 rows; the swizzle
+/// is the NVMMA layout's for that row width, so wgmma can read the tile.
+pub fn tma_box(elem_bytes: u32, block: &[u32]) -> Result<TmaBox, String> {
+    let [rows, cols] = block else {
+        return Err(format!("TMA here takes 2-D blocks, got rank {}", block.len()));
+    };
+    if !matches!(elem_bytes, 1 | 2 | 4 | 8) {
+        return Err(format!("{elem_bytes}-byte elements"));
+    }
+    let row_bytes = cols * elem_bytes;
+    if row_bytes < 16 || row_bytes % 16 != 0 {
+        return Err(format!("rows of {row_bytes} bytes (TMA moves whole 16-byte units)"));
+    }
+    if *rows > 256 {
+        return Err(format!("{rows} rows (a TMA box has at most 256)"));
+    }
+    let SharedLayout::Nvmma { swizzle_bytes, .. } = SharedLayout::nvmma(*cols, elem_bytes, false) else {
+        unreachable!("nvmma() makes an Nvmma layout")
+    };
+    let box_cols = if swizzle_bytes == 0 { *cols } else { (swizzle_bytes / elem_bytes).min(*cols) };
+    let copies = cols / box_cols;
+    // each copy's column block must start on a swizzle atom (8 rows) for the
+    // hardware's address-based swizzle to agree with the layout's row-based one
+    if copies > 1 && rows % 8 != 0 {
+        return Err(format!("{rows} rows of a block split into {copies} boxes (needs a multiple of 8)"));
+    }
+    if box_cols > 256 {
+        return Err(format!("a box {box_cols} elements wide (at most 256)"));
+    }
+    Ok(TmaBox { box_dims: vec![*rows, box_cols], swizzle_bytes, copies })
+}
+
+/// Claims every TMA-able host-descriptor access of every kernel of `m`;
+/// returns how many it claimed. A descriptor used in a loop reaches it as a
+/// loop-carried value the loop never changes (the frontend carries every
+/// field of an object a loop could change): canonicalize runs first when
+/// the module has host descriptors, so such uses see the arguments.
+pub fn claim_tma(m: &mut Module) -> usize {
+    let has_descriptors = m.funcs.iter().any(|(_, f)| f.kernel && f.arg_attrs.iter().any(|a| a.contains_key(HOST_DESCRIPTOR_ATTR)));
+    if !has_descriptors {
+        return 0;
+    }
+    crate::canonicalize(m);
+    let Module { types, funcs, .. } = m;
+    let mut claimed = 0;
+    for id in funcs.keys().collect::<Vec<_>>() {
+        let f = &mut funcs[id];
+        if f.kernel {
+            claimed += claim_in(types, f);
+        }
+    }
+    claimed
+}
+
+fn claim_in(types: &mut tritium_ir::TypeTable, f: &mut Function) -> usize {
+    let sites: Vec<(Block, Op, usize)> = f
+        .ops_preorder()
+        .into_iter()
+        .filter_map(|(b, op)| claimable(types, f, op).map(|arg| (b, op, arg)))
+        .collect();
+    let mut maps: Vec<(usize, Value)> = Vec::new();
+    for &(_, op, arg) in &sites {
+        let map = match maps.iter().find(|(a, _)| *a == arg) {
+            Some(&(_, v)) => v,
+            None => {
+                let v = add_tensormap_arg(types, f, arg);
+                maps.push((arg, v));
+                v
+            }
+        };
+        let d = &mut f.ops[op];
+        d.opcode = if d.opcode == Opcode::BlockLoad { Opcode::TmaLoad } else { Opcode::TmaStore };
+        d.operands.insert(0, map);
+    }
+    sites.len()
+}
+
+/// The block shape a host descriptor's base argument was marked with.
+fn descriptor_block(f: &Function, arg: usize) -> Option<Vec<u32>> {
+    let list = f.arg_attrs.get(arg)?.get(HOST_DESCRIPTOR_ATTR)?.as_int_array()?;
+    list.iter().map(|&d| u32::try_from(d).ok()).collect()
+}
+
+/// The base argument's index when `op` is a TMA-able access of a host descriptor.
+fn claimable(types: &tritium_ir::TypeTable, f: &Function, op: Op) -> Option<usize> {
+    let d = &f.ops[op];
+    let block_ty = match d.opcode {
+        Opcode::BlockLoad => f.value_type(d.results[0]),
+        Opcode::BlockStore => f.value_type(*d.operands.last()?),
+        _ => return None,
+    };
+    if d.attrs.get("descriptor").and_then(Attr::as_bool) != Some(true) {
+        return None;
+    }
+    let ValueDef::BlockArg(b, arg) = f.values[d.operands[0]].def else { return None };
+    let arg = arg as usize;
+    if b != f.entry_block() {
+        return None;
+    }
+    let block = descriptor_block(f, arg)?;
+    let dims = types.dims(block_ty);
+    if dims != block.as_slice() {
+        return None;
+    }
+    let r = dims.len();
+    let args = f.args();
+    // shape, strides (the last the constant 1), scalar offsets
+    let shapes = &d.operands[1..1 + r];
+    let strides = &d.operands[1 + r..1 + 2 * r];
+    let offsets = &d.operands[1 + 2 * r..1 + 3 * r];
+    if args.get(arg + 1..arg + 1 + r)? != shapes || args.get(arg + 1 + r..arg + 2 * r)? != &strides[..r - 1] {
+        return None;
+    }
+    if !is_const_one(f, strides[r - 1]) || offsets.iter().any(|&o| types.is_tensor(f.value_type(o))) {
+        return None;
+    }
+    let elem = types.elem(block_ty);
+    let eb = match types.data(elem) {
+        TypeData::Scalar(k) if *k != ScalarKind::I1 => k.bits() / 8,
+        _ => return None,
+    };
+    tma_box(eb, dims).ok()?;
+    Some(arg)
+}
+
+fn is_const_one(f: &Function, v: Value) -> bool {
+    let Some(op) = f.defining_op(v) else { return false };
+    let d = &f.ops[op];
+    d.opcode == Opcode::Const && d.attrs.get("value").and_then(Attr::as_int) == Some(1)
+}
+
+/// Appends the i64 `tensormap` argument for the descriptor based at `arg`.
+fn add_tensormap_arg(types: &mut tritium_ir::TypeTable, f: &mut Function, arg: usize) -> Value {
+    let block = descriptor_block(f, arg).unwrap_or_default();
+    let base_ty = f.value_type(f.args()[arg]);
+    let eb = types.pointee_bytes(base_ty).unwrap_or(1);
+    let tb = tma_box(eb, &block).expect("claimable() checked the box");
+    let i64t = types.scalar(ScalarKind::I64);
+    let entry = f.entry_block();
+    let index = f.blocks[entry].args.len() as u32;
+    let v = f.values.push(ValueData { ty: i64t, def: ValueDef::BlockArg(entry, index) });
+    f.blocks[entry].args.push(v);
+    let mut attrs = Attrs::new();
+    attrs.insert(TENSORMAP_ATTR.to_string(), Attr::Bool(true));
+    attrs.insert("tensormap_of".to_string(), Attr::Int(arg as i64));
+    attrs.insert("tensormap_box".to_string(), Attr::IntArray(tb.box_dims.iter().map(|&d| d as i64).collect()));
+    attrs.insert("tensormap_swizzle".to_string(), Attr::Int(tb.swizzle_bytes as i64));
+    f.arg_attrs.push(attrs);
+    v
+}
+
+/// The tensor map arguments of a kernel: (argument index, the base argument
+/// it describes, box, swizzle bytes), in argument order.
+pub fn tensormap_args(f: &Function) -> Vec<(usize, usize, Vec<u32>, u32)> {
+    f.arg_attrs
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.get(TENSORMAP_ATTR).and_then(Attr::as_bool) == Some(true))
+        .map(|(i, a)| {
+            let of = a.get("tensormap_of").and_then(Attr::as_int).unwrap_or(0) as usize;
+            let bx = a.get("tensormap_box").and_then(Attr::as_int_array).unwrap_or(&[]).iter().map(|&d| d as u32).collect();
+            let sw = a.get("tensormap_swizzle").and_then(Attr::as_int).unwrap_or(0) as u32;
+            (i, of, bx, sw)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boxes_follow_the_nvmma_swizzle() {
+        // fp16 64 columns: one 128-byte row, one box
+        assert_eq!(tma_box(2, &[128, 64]).unwrap(), TmaBox { box_dims: vec![128, 64], swizzle_bytes: 128, copies: 1 });
+        // fp16 128 columns: two 64-column boxes
+        assert_eq!(tma_box(2, &[64, 128]).unwrap(), TmaBox { box_dims: vec![64, 64], swizzle_bytes: 128, copies: 2 });
+        // fp32 8 columns: 32-byte rows
+        assert_eq!(tma_box(4, &[16, 8]).unwrap().swizzle_bytes, 32);
+        // 16-byte rows: no swizzle
+        assert_eq!(tma_box(2, &[32, 8]).unwrap().swizzle_bytes, 0);
+        assert!(tma_box(4, &[16, 2]).unwrap_err().contains("8 bytes"));
+        assert!(tma_box(2, &[512, 64]).unwrap_err().contains("512 rows"));
+        assert!(tma_box(2, &[4, 256]).unwrap_err().contains("multiple of 8"));
+        assert!(tma_box(2, &[4, 4, 64]).is_err());
+    }
+}
