@@ -239,6 +239,65 @@ def test_bessel_y_satisfies_the_wronskian_and_known_values():
     assert interpret("y0", [np.array([0.0])])[0] == -math.inf
 
 
+
+def _libdevice_yn_recurrence(n: int, x: float, y0: float, y1: float) -> float:
+    """__nv_yn's forward recurrence (libdevice.10.bc): two = 2/x, then
+    Y_{k+1} = fma(k * two, Y_k, -Y_{k-1}), each fma rounded once."""
+    two = 2.0 / x
+    prev, cur = y0, y1
+    for k in range(1, n):
+        prev, cur = cur, float(Fraction(k * two) * Fraction(cur) - Fraction(prev))
+    return cur
+
+
+def test_yn_f64_bound_covers_libdevices_recurrence_from_the_documented_y0_y1():
+    """NVIDIA bounds double yn only beyond 1.5n; below, libdevice_bounds derives
+    2 * 7 + n ulps under x = n and the absolute bound from n on. Replaying the
+    recurrence from y0 and y1 off by the documented 7 ulps either way stays
+    inside it, and one ulp more than the bound is refused (the bound is tight
+    enough to catch a wrong answer)."""
+    from libdevice_bounds import within_bounds, yn_f64_small_x_ulps
+    rng = np.random.default_rng(5)
+    worst = {}
+    for n in range(2, 7):
+        xs = np.concatenate([rng.uniform(0.5, 1.5 * n, 24), [n - 1e-9, 0.5]])
+        ns = np.full(xs.size, n, np.int32)
+        want = interpret("yn", [ns, xs])
+        y0, y1 = interpret("y0", [xs]), interpret("y1", [xs])
+        for d0 in (-7, 7):
+            for d1 in (-7, 7):
+                got = np.array([_libdevice_yn_recurrence(n, float(x), float(a + d0 * math.ulp(a)),
+                                                         float(b + d1 * math.ulp(b)))
+                                for x, a, b in zip(xs, y0, y1)])
+                ok, _ = within_bounds("yn", "fp64", [ns, xs], got, want)
+                assert ok.all(), [(float(x), float(g), float(w)) for x, g, w, o in zip(xs, got, want, ok) if not o]
+                small = xs < n
+                errs = np.abs(got - want) / np.array([math.ulp(w) for w in want])
+                worst[n] = max(worst.get(n, 0.0), float(errs[small].max()))
+        small = xs < n
+        off = want + (yn_f64_small_x_ulps(n) + 1) * np.array([math.ulp(w) for w in want])
+        ok, _ = within_bounds("yn", "fp64", [ns, xs], off, want)
+        assert not ok[small].any()
+    # the worst case uses most of the bound (it is not slack for its own sake)
+    assert all(worst[n] > yn_f64_small_x_ulps(n) / 2 for n in worst), worst
+
+
+def test_yn_f64_beside_a_zero_is_held_to_the_absolute_bound():
+    """Y_4 crosses zero at 5.6451..., inside [n, 1.5n]: there the recurrence's
+    ulp error is in the hundreds or more while its absolute error is ~1e-16."""
+    from libdevice_bounds import BESSEL_ABS, within_bounds
+    xs = np.array([5.64515, 5.6452])
+    ns = np.full(2, 4, np.int32)
+    want = interpret("yn", [ns, xs])
+    got = np.array([_libdevice_yn_recurrence(4, float(x), float(a), float(b))
+                    for x, a, b in zip(xs, interpret("y0", [xs]), interpret("y1", [xs]))])
+    assert np.abs(got - want).max() < BESSEL_ABS[1] / 1000
+    assert max(abs(g - w) / math.ulp(w) for g, w in zip(got, want)) > 100
+    ok, _ = within_bounds("yn", "fp64", [ns, xs], got, want)
+    assert ok.all()
+    ok, _ = within_bounds("yn", "fp64", [ns, xs], want + 2 * BESSEL_ABS[1], want)
+    assert not ok.any()
+
 # -- rcp64h ------------------------------------------------------------------------
 
 def test_rcp64h_keeps_twenty_mantissa_bits():
