@@ -1,9 +1,11 @@
-"""fp8 (e4m3fn, e5m2) codegen without a GPU: (1) a NumPy mirror of the
+"""fp8 codegen without a GPU, for all five formats (e4m3fn, e5m2, and
+Triton's e4b15, e4b8 = e4m3fnuz, e5b16 = e5m2fnuz): (1) a NumPy mirror of the
 integer algorithms in crates/tritium-codegen/src/lower/fp8.rs (the sm_80
-path; sm_90 uses PTX `cvt.rn.satfinite`, whose semantics they copy) checked
-bit for bit against the interpreter (interpreter/floats.py) on every fp8 code,
-every f16 code and random/edge f32 and f64 values; (2) fp8 kernels compiled to
-PTX and accepted by ptxas for sm_80 and sm_90a."""
+path; sm_90 uses PTX `cvt.rn.satfinite`, gfx942 its fnuz converts, with the
+same semantics) checked bit for bit against the interpreter
+(interpreter/floats.py) on every fp8 code, every f16 code and random/edge
+f32 and f64 values; (2) fp8 kernels compiled to PTX and accepted by ptxas
+for sm_80 and sm_90a, and to gfx942/gfx90a code objects."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,32 +15,39 @@ import tritium
 import tritium.language as tl
 from test_codegen_ptx import ARCHS, compile_ptx, ptxas
 from tritium.interpreter import arith, floats
-from tritium.language import float8e4nv, float8e5, float16, float32, float64
+from tritium.language import float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16, float16, float32, float64
 
-# (mantissa bits, bias, max finite code, has infinity), as fp8.rs's `Fp8`
-FORMATS = {"fp8e4nv": (3, 7, 0x7E, False), "fp8e5": (2, 15, 0x7B, True)}
-DTYPES = {"fp8e4nv": float8e4nv, "fp8e5": float8e5}
+# (mantissa bits, bias, saturation code, specials, ties away), as fp8.rs's `Fp8`
+FORMATS = {"fp8e4nv": (3, 7, 0x7E, "fn", False), "fp8e5": (2, 15, 0x7B, "ieee", False),
+           "fp8e4b15": (3, 15, 0x7E, "all_finite", True), "fp8e4b8": (3, 8, 0x7F, "fnuz", False),
+           "fp8e5b16": (2, 16, 0x7F, "fnuz", False)}
+DTYPES = {"fp8e4nv": float8e4nv, "fp8e5": float8e5, "fp8e4b15": float8e4b15, "fp8e4b8": float8e4b8,
+          "fp8e5b16": float8e5b16}
+PTX_FORMATS = ("fp8e4nv", "fp8e5")
 
 
 def ref_decode(codes: np.ndarray, name: str) -> np.ndarray:
     """`Lowering::fp8_decode`: fp8 bits to f32."""
-    mant, bias, max_code, has_inf = FORMATS[name]
+    mant, bias, max_code, specials, _ = FORMATS[name]
     w = codes.astype(np.uint32)
     mag = w & 0x7F
     normal = ((mag << (23 - mant)) + np.uint32((127 - bias) << 23)).view(np.float32)
     sub = mag.astype(np.float32) * np.float32(2.0 ** (1 - bias - mant))
     v = np.where(mag < (1 << mant), sub, normal)
-    if has_inf:
+    if specials == "ieee":
         v = np.where(mag == max_code + 1, np.float32(np.inf), v)
         v = np.where(mag > max_code + 1, np.float32(np.nan), v)
-    else:
+    elif specials == "fn":
         v = np.where(mag == 0x7F, np.float32(np.nan), v)
-    return np.where(w >= 0x80, -v, v).astype(np.float32)
+    v = np.where(w >= 0x80, -v, v)
+    if specials == "fnuz":
+        v = np.where(w == 0x80, np.float32(np.nan), v)
+    return v.astype(np.float32)
 
 
 def ref_encode(x: np.ndarray, name: str, rtz: bool = False, sat_inf: bool = True) -> np.ndarray:
     """`Lowering::fp8_encode` on f32 or f64 `x`: integer rounding of the bits."""
-    mant, bias, max_code, has_inf = FORMATS[name]
+    mant, bias, max_code, specials, ties_away = FORMATS[name]
     is64 = x.dtype == np.float64
     ut, mb, sbias, width = (np.uint64, 52, 1023, 64) if is64 else (np.uint32, 23, 127, 32)
     a = np.abs(x)
@@ -46,20 +55,33 @@ def ref_encode(x: np.ndarray, name: str, rtz: bool = False, sat_inf: bool = True
     drop = ut(mb - mant)
     if rtz:
         r = u
+    elif ties_away:
+        r = u + ut(1 << (mb - mant - 1))
     else:
         r = u + ut((1 << (mb - mant - 1)) - 1) + ((u >> drop) & ut(1))
     normal = (r >> drop) - ut((sbias - bias) << mant)  # wraps for small values, as in LLVM (unused there)
     with np.errstate(invalid="ignore", over="ignore"):
         scaled = a * x.dtype.type(2.0 ** (bias - 1 + mant))
-        rounded = np.trunc(scaled) if rtz else np.rint(scaled)
+        # llvm.round: ties away (floor(s + 0.5) would round 0.5 - 2^-25 up in f32)
+        away = np.floor(scaled) + (scaled - np.floor(scaled) >= 0.5)
+        rounded = np.trunc(scaled) if rtz else away if ties_away else np.rint(scaled)
         sub = np.where(np.isfinite(rounded), rounded, 0).astype(ut)
     small = a < 2.0 ** (1 - bias)
     code = np.where(small, sub, normal)
+    if specials == "all_finite" and not sat_inf:
+        max_code = 0x7F   # arithmetic keeps e4b15's top code; casts clamp at 1.75
     code = np.where(code > max_code, ut(max_code), code)
-    if has_inf and not sat_inf:
+    if specials == "ieee" and not sat_inf:
         code = np.where(a == np.inf, ut(max_code + 1), code)
-    code = code.astype(np.uint8) | ((x.view(ut) >> ut(width - 1)).astype(np.uint8) << np.uint8(7))
-    return np.where(np.isnan(x), np.uint8(0x7F), code).astype(np.uint8)
+    code = code.astype(np.uint8)
+    sign = (x.view(ut) >> ut(width - 1)).astype(np.uint8) << np.uint8(7)
+    signed = code | sign
+    if specials == "fnuz":
+        signed = np.where(code == 0, np.uint8(0), signed)
+        return np.where(~(a < np.inf), np.uint8(0x80), signed).astype(np.uint8)
+    if specials == "all_finite":
+        return np.where(np.isnan(x), sign | np.uint8(max_code), signed).astype(np.uint8)
+    return np.where(np.isnan(x), np.uint8(0x7F), signed).astype(np.uint8)
 
 
 def interp_cast_bits(x: np.ndarray, src, name: str, rounding: str = "rtne") -> np.ndarray:
@@ -130,7 +152,7 @@ def test_encode_f64_rounds_once(name):
     assert bad.size == 0, [(float(x[i]), hex(ours[i]), hex(ref[i])) for i in bad[:8]]
 
 
-@pytest.mark.parametrize("src,dst", [("fp8e4nv", "fp8e5"), ("fp8e5", "fp8e4nv")])
+@pytest.mark.parametrize("src,dst", [(a, b) for a in FORMATS for b in FORMATS if a != b])
 def test_fp8_to_fp8_matches_interpreter(src, dst):
     codes = np.arange(256, dtype=np.uint8)
     ours = ref_encode(ref_decode(codes, src), dst)
@@ -178,16 +200,22 @@ def fp8_const_kernel(out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.where(offs < 3, v, tl.load(out_ptr + offs)))
 
 
+FP8_PAIRS = [("fp8e4nv", "fp8e5"), ("fp8e5", "fp8e4nv"), ("fp8e4b15", "fp8e4nv"), ("fp8e4b8", "fp8e5b16"),
+             ("fp8e5b16", "fp8e4b15"), ("fp8e4b15", "fp8e4b8")]
+
+
 @pytest.mark.parametrize("arch", sorted(set(ARCHS) | {"sm_89", "sm_90"}))
-@pytest.mark.parametrize("src,dst", [("fp8e4nv", "fp8e5"), ("fp8e5", "fp8e4nv")])
+@pytest.mark.parametrize("src,dst", FP8_PAIRS)
 @pytest.mark.parametrize("rounding", ["rtne", "rtz"])
 def test_fp8_kernel_compiles(arch, src, dst, rounding, tmp_path):
     sig = f"*{src}, *fp32, *fp16, *bf16, *fp64, *{dst}, *{src}, i32"
     out = compile_ptx(fp8_roundtrip_kernel, arch, signature=sig, constexprs={"BLOCK": 256, "ROUNDING": rounding})
     ptx = out["ptx"]
     hw = "cvt.rn.satfinite." in ptx
-    # hardware fp8 conversion where the arch has it (sm_89+, PTX 8.1+), and only for round-to-nearest
-    assert hw == (arch in ("sm_89", "sm_90", "sm_90a")), ptx
+    # hardware fp8 conversion where the arch has it (sm_89+, PTX 8.1+), only for round-to-nearest and only
+    # into the formats PTX has (e4b15 and the fnuz pair are the integer algorithm everywhere)
+    uses_hw = src in PTX_FORMATS or (dst in PTX_FORMATS and rounding == "rtne")
+    assert hw == (arch in ("sm_89", "sm_90", "sm_90a") and uses_hw), ptx
     ptxas(ptx, arch, tmp_path)
 
 
@@ -195,6 +223,79 @@ def test_fp8_kernel_compiles(arch, src, dst, rounding, tmp_path):
 @pytest.mark.parametrize("name", FORMATS)
 def test_fp8_constant_compiles(arch, name, tmp_path):
     out = compile_ptx(fp8_const_kernel, arch, signature=f"*{name}", constexprs={"BLOCK": 128})
-    code = {"fp8e4nv": 0x3C, "fp8e5": 0x3E}[name]  # 1.5
+    code = {"fp8e4nv": 0x3C, "fp8e5": 0x3E, "fp8e4b15": 0x7C, "fp8e4b8": 0x44, "fp8e5b16": 0x42}[name]  # 1.5
     assert f"{code}" in out["ptx"] or hex(code) in out["ptx"].lower(), out["ptx"]
     ptxas(out["ptx"], arch, tmp_path)
+
+
+@pytest.mark.parametrize("name", ["fp8e4b15", "fp8e4b8", "fp8e5b16"])
+def test_new_formats_decode_to_their_documented_values(name):
+    """The values themselves, not only agreement of two mirrors: bias, top
+    code, NaN and the absent -0."""
+    v = floats.fp8_decode(np.arange(256, dtype=np.uint8), name).astype(np.float64)
+    top, bias = {"fp8e4b15": (1.875, 15), "fp8e4b8": (240.0, 8), "fp8e5b16": (57344.0, 16)}[name]
+    mant = 2 if name == "fp8e5b16" else 3
+    assert v[0x7F] == top and v[0x01] == 2.0 ** (1 - bias - mant) and v[0x00] == 0.0
+    assert v[1 << mant] == 2.0 ** (1 - bias)   # smallest normal
+    if name == "fp8e4b15":
+        assert np.isfinite(v).all() and v[0xFF] == -1.875 and np.signbit(v[0x80])
+    else:
+        assert np.isnan(v[0x80]) and np.isfinite(np.delete(v, 0x80)).all() and v[0xFF] == -top
+
+
+def test_e4b15_matches_tritons_f16_bit_recipe():
+    """Triton's NVIDIA conversion (inline PTX in its extra/cuda/utils.py),
+    replayed on the f16 bits: |h| clamped to 1.75 (NaN too, by min.f16x2),
+    plus 0x40, the top byte; decoding puts the 7 low bits back at bit 7.
+    Every f16 code must give our bits."""
+    h = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+    mag = h & np.uint16(0x7FFF)
+    clamped = np.where(mag > 0x3F00, np.uint16(0x3F00), mag).astype(np.uint32)
+    theirs = (((clamped + 0x40) >> 7) | ((h >> 8) & 0x80)).astype(np.uint8)
+    ours = interp_cast_bits(h.view(np.float16), float16, "fp8e4b15")
+    bad = np.nonzero(ours != theirs)[0]
+    assert bad.size == 0, [(hex(h[i]), hex(ours[i]), hex(theirs[i])) for i in bad[:8]]
+    codes = np.arange(256, dtype=np.uint16)
+    back = (((codes & 0x7F) << 7) | ((codes & 0x80) << 8)).astype(np.uint16).view(np.float16)
+    assert np.array_equal(floats.fp8_decode(codes.astype(np.uint8), "fp8e4b15"), back.astype(np.float32))
+
+
+@pytest.mark.parametrize("target,hw", [("hip:gfx942", True), ("hip:gfx90a", False)])
+def test_fnuz_casts_use_gfx942_converts(target, hw, tmp_path):
+    from test_codegen_amd import disassemble
+    sig = "*fp8e4b8, *fp32, *fp16, *bf16, *fp64, *fp8e5b16, *fp8e4b8, i32"
+    k = tritium.compile(fp8_roundtrip_kernel, signature=sig, constexprs={"BLOCK": 256, "ROUNDING": "rtne"},
+                        target=target)
+    text = disassemble(k.asm["hsaco"], target, tmp_path)
+    for insn in ("v_cvt_f32_fp8", "v_cvt_pk_bf8_f32", "v_cvt_pk_fp8_f32"):
+        assert (insn in text) == hw, insn
+
+
+# --- the interpreter running kernels on fp8 memory (uint8 storage reinterpreted) ---
+
+_interp = tritium.jit(interpret=True)
+
+
+@_interp
+def _interp_cast(x_ptr, y_ptr, ROUNDING: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(y_ptr.dtype.element_ty, fp_downcast_rounding=ROUNDING))
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_interpreter_kernel_widens_every_code(name):
+    codes = np.arange(256, dtype=np.uint8)
+    out = np.zeros(256, np.float32)
+    _interp_cast[(1,)](tritium.reinterpret(codes, DTYPES[name]), out, ROUNDING=None, BLOCK=256)
+    assert same_float_bits(out, ref_decode(codes, name))
+
+
+@pytest.mark.parametrize("name", FORMATS)
+@pytest.mark.parametrize("rounding", ["rtne", "rtz"])
+def test_interpreter_kernel_narrows_every_f16_code(name, rounding):
+    h = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    out = np.zeros(65536, np.uint8)
+    _interp_cast[(1,)](h, tritium.reinterpret(out, DTYPES[name]), ROUNDING=rounding, BLOCK=65536)
+    ours = ref_encode(h.astype(np.float32), name, rtz=rounding == "rtz")
+    bad = np.nonzero(out != ours)[0]
+    assert bad.size == 0, [(float(h[i]), hex(out[i]), hex(ours[i])) for i in bad[:8]]

@@ -1,8 +1,11 @@
-"""GPU checks for fp8 casts: compiled kernels convert every fp8 code, every
-f16 code and random/edge f32, bf16 and f64 values, and the bits must equal the
-interpreter's (interpreter/floats.py) exactly; NaN only needs to stay NaN in
-wider formats. On the H100 the round-to-nearest f32/f16 paths use PTX's
-`cvt.rn.satfinite`, rtz and f64 use the integer algorithm of fp8.rs."""
+"""GPU checks for fp8 casts, all five formats (e4m3fn, e5m2, Triton's e4b15,
+e4b8 = e4m3fnuz, e5b16 = e5m2fnuz): compiled kernels convert every fp8 code,
+every f16 code and random/edge f32, bf16 and f64 values, and the bits must
+equal the interpreter's (interpreter/floats.py) exactly; NaN only needs to
+stay NaN in wider formats. On the H100 the round-to-nearest f32/f16 paths
+into e4m3/e5m2 use PTX's `cvt.rn.satfinite`; rtz, f64 and the other three
+formats use the integer algorithm of fp8.rs. e4b15 has no torch dtype: its
+tensors are uint8 seen through `tritium.reinterpret`."""
 from __future__ import annotations
 
 import numpy as np
@@ -21,7 +24,9 @@ from test_codegen_fp8 import DTYPES, _f32_samples, interp_cast_bits
 
 pytestmark = pytest.mark.gpu
 
-TORCH_FP8 = {"fp8e4nv": torch.float8_e4m3fn, "fp8e5": torch.float8_e5m2}
+TORCH_FP8 = {"fp8e4nv": torch.float8_e4m3fn, "fp8e5": torch.float8_e5m2, "fp8e4b8": torch.float8_e4m3fnuz,
+             "fp8e5b16": torch.float8_e5m2fnuz, "fp8e4b15": torch.uint8}
+MAX_FINITE = {"fp8e4nv": 448.0, "fp8e5": 57344.0, "fp8e4b8": 240.0, "fp8e5b16": 57344.0}
 WIDE = {"fp32": (torch.float32, float32, np.float32), "fp16": (torch.float16, float16, np.float16),
         "bf16": (torch.bfloat16, bfloat16, None), "fp64": (torch.float64, float64, np.float64)}
 
@@ -45,12 +50,22 @@ def fp8_arith_kernel(a_ptr, b_ptr, sum_ptr, prod_ptr, lt_ptr, n, BLOCK: tl.const
     tl.store(lt_ptr + offs, (a < b).to(tl.int8), mask=m)
 
 
-def _run_cast(x: torch.Tensor, out_dtype: torch.dtype, rounding=None) -> torch.Tensor:
+def _arg(t: torch.Tensor, name: str | None):
+    """e4b15 tensors are uint8 storage reinterpreted as the kernel's dtype."""
+    return tritium.reinterpret(t, tl.float8e4b15) if name == "fp8e4b15" else t
+
+
+def _run_cast(x: torch.Tensor, out_dtype: torch.dtype, rounding=None, src: str | None = None,
+              dst: str | None = None) -> torch.Tensor:
     n = x.numel()
     y = torch.empty(n, dtype=out_dtype, device="cuda")
-    cast_kernel[(triton_cdiv(n, 1024),)](x, y, n, ROUNDING=rounding, BLOCK=1024)
+    cast_kernel[(triton_cdiv(n, 1024),)](_arg(x, src), _arg(y, dst), n, ROUNDING=rounding, BLOCK=1024)
     torch.cuda.synchronize()
     return y
+
+
+def _codes(name: str) -> torch.Tensor:
+    return torch.arange(256, dtype=torch.int32).to(torch.uint8).cuda().view(TORCH_FP8[name])
 
 
 def triton_cdiv(a: int, b: int) -> int:
@@ -72,9 +87,8 @@ def _same_wide(got: np.ndarray, want: np.ndarray) -> None:
 @pytest.mark.parametrize("name", list(TORCH_FP8))
 @pytest.mark.parametrize("wide", list(WIDE))
 def test_every_fp8_code_widens_exactly(name, wide):
-    codes = torch.arange(256, dtype=torch.int32).to(torch.uint8).cuda().view(TORCH_FP8[name])
     tdt, kdt, _ = WIDE[wide]
-    got = _run_cast(codes, tdt)
+    got = _run_cast(_codes(name), tdt, src=name)
     want = floats.fp8_decode(np.arange(256), name)  # exact in every wider format
     if wide == "bf16":  # compared as f32 (bf16 widens exactly), so NaN is recognised
         _same_wide(got.to(torch.float32).cpu().numpy(), want)
@@ -86,7 +100,7 @@ def test_every_fp8_code_widens_exactly(name, wide):
 @pytest.mark.parametrize("rounding", ["rtne", "rtz"])
 def test_f32_to_fp8_bits_match_interpreter(name, rounding):
     x = _f32_samples()
-    got = _bits(_run_cast(torch.from_numpy(x).cuda(), TORCH_FP8[name], rounding))
+    got = _bits(_run_cast(torch.from_numpy(x).cuda(), TORCH_FP8[name], rounding, dst=name))
     want = interp_cast_bits(x, float32, name, rounding)
     bad = np.nonzero(got != want)[0]
     assert bad.size == 0, [(float(x[i]), hex(got[i]), hex(want[i])) for i in bad[:8]]
@@ -96,7 +110,7 @@ def test_f32_to_fp8_bits_match_interpreter(name, rounding):
 @pytest.mark.parametrize("rounding", ["rtne", "rtz"])
 def test_every_f16_code_to_fp8_matches_interpreter(name, rounding):
     h = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
-    got = _bits(_run_cast(torch.from_numpy(h.copy()).cuda(), TORCH_FP8[name], rounding))
+    got = _bits(_run_cast(torch.from_numpy(h.copy()).cuda(), TORCH_FP8[name], rounding, dst=name))
     want = interp_cast_bits(h, float16, name, rounding)
     bad = np.nonzero(got != want)[0]
     assert bad.size == 0, [(float(h[i]), hex(got[i]), hex(want[i])) for i in bad[:8]]
@@ -106,32 +120,31 @@ def test_every_f16_code_to_fp8_matches_interpreter(name, rounding):
 def test_bf16_and_f64_to_fp8_match_interpreter(name):
     x = _f32_samples()
     bf = (x.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)  # exact bf16 values
-    got = _bits(_run_cast(torch.from_numpy(bf).cuda().to(torch.bfloat16), TORCH_FP8[name]))
+    got = _bits(_run_cast(torch.from_numpy(bf).cuda().to(torch.bfloat16), TORCH_FP8[name], dst=name))
     want = interp_cast_bits(bf, bfloat16, name)
     assert np.array_equal(got, want), np.nonzero(got != want)[0][:8]
     with np.errstate(invalid="ignore"):
         d = np.concatenate([x.astype(np.float64) * (1 + 2.0 ** -40), np.random.default_rng(3).standard_normal(50000)])
-    got = _bits(_run_cast(torch.from_numpy(d).cuda(), TORCH_FP8[name]))
+    got = _bits(_run_cast(torch.from_numpy(d).cuda(), TORCH_FP8[name], dst=name))
     want = interp_cast_bits(d, float64, name)
     bad = np.nonzero(got != want)[0]
     assert bad.size == 0, [(float(d[i]), hex(got[i]), hex(want[i])) for i in bad[:8]]
 
 
-@pytest.mark.parametrize("src,dst", [("fp8e4nv", "fp8e5"), ("fp8e5", "fp8e4nv")])
+@pytest.mark.parametrize("src,dst", [(a, b) for a in TORCH_FP8 for b in TORCH_FP8 if a != b])
 def test_fp8_to_fp8_every_code(src, dst):
-    codes = torch.arange(256, dtype=torch.int32).to(torch.uint8).cuda().view(TORCH_FP8[src])
-    got = _bits(_run_cast(codes, TORCH_FP8[dst]))
+    got = _bits(_run_cast(_codes(src), TORCH_FP8[dst], src=src, dst=dst))
     want = interp_cast_bits(floats.fp8_decode(np.arange(256), src), DTYPES[src], dst)
     assert np.array_equal(got, want), np.nonzero(got != want)
 
 
-@pytest.mark.parametrize("name", list(TORCH_FP8))
+@pytest.mark.parametrize("name", list(MAX_FINITE))
 def test_in_range_values_agree_with_torch(name):
     """Inside the finite range torch rounds to nearest even too (it only differs on overflow)."""
     x = _f32_samples()
-    big = 448.0 if name == "fp8e4nv" else 57344.0
+    big = MAX_FINITE[name]
     x = x[np.isfinite(x) & (np.abs(x) <= big)]
-    got = _bits(_run_cast(torch.from_numpy(x).cuda(), TORCH_FP8[name]))
+    got = _bits(_run_cast(torch.from_numpy(x).cuda(), TORCH_FP8[name], dst=name))
     want = _bits(torch.from_numpy(x).to(TORCH_FP8[name]))
     assert np.array_equal(got, want), np.nonzero(got != want)[0][:8]
 
@@ -146,7 +159,8 @@ def test_fp8_arithmetic_matches_interpreter_rounding(name):
     s = torch.empty_like(at)
     p = torch.empty_like(at)
     lt = torch.empty(n, dtype=torch.int8, device="cuda")
-    fp8_arith_kernel[(triton_cdiv(n, 1024),)](at, bt, s, p, lt, n, BLOCK=1024)
+    fp8_arith_kernel[(triton_cdiv(n, 1024),)](_arg(at, name), _arg(bt, name), _arg(s, name), _arg(p, name), lt, n,
+                                              BLOCK=1024)
     va, vb = floats.fp8_decode(a, name), floats.fp8_decode(b, name)
     with np.errstate(all="ignore"):
         for got, r in ((s, va + vb), (p, va * vb)):
@@ -154,3 +168,12 @@ def test_fp8_arithmetic_matches_interpreter_rounding(name):
             bad = np.nonzero(_bits(got) != want)[0]
             assert bad.size == 0, [(va[i], vb[i], hex(_bits(got)[i]), hex(want[i])) for i in bad[:8]]
         assert np.array_equal(lt.cpu().numpy(), (va < vb).astype(np.int8))
+
+
+@pytest.mark.parametrize("name", ["fp8e4b8", "fp8e5b16"])
+def test_fnuz_values_widen_like_torch(name):
+    """torch's own float8_*fnuz decoding of every code (NaN at 0x80 only)."""
+    codes = _codes(name)
+    got = _run_cast(codes, torch.float32, src=name).cpu().numpy()
+    want = codes.to(torch.float32).cpu().numpy()
+    _same_wide(got, want)

@@ -28,13 +28,20 @@ pub enum ScalarKind {
     F64 = 12,
     F8E4M3 = 13,
     F8E5M2 = 14,
+    /// Triton's fp8e4b15: e4m3 with bias 15, every code finite (no NaN, no inf).
+    F8E4B15 = 15,
+    /// e4m3fnuz (Triton's fp8e4b8): bias 8, one NaN (0x80), no -0, no inf.
+    F8E4B8 = 16,
+    /// e5m2fnuz (Triton's fp8e5b16): bias 16, one NaN (0x80), no -0, no inf.
+    F8E5B16 = 17,
 }
 
 use ScalarKind::*;
 
 impl ScalarKind {
-    pub const ALL: [ScalarKind; 15] =
-        [I1, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, F8E4M3, F8E5M2];
+    pub const ALL: [ScalarKind; 18] = [
+        I1, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, F8E4M3, F8E5M2, F8E4B15, F8E4B8, F8E5B16,
+    ];
 
     /// Signed integer kinds (not i1: it extends with zeros, as codegen does).
     pub fn is_signed(self) -> bool {
@@ -68,6 +75,9 @@ impl ScalarKind {
             F64 => "f64",
             F8E4M3 => "f8e4m3",
             F8E5M2 => "f8e5m2",
+            F8E4B15 => "f8e4b15",
+            F8E4B8 => "f8e4b8",
+            F8E5B16 => "f8e5b16",
         }
     }
     pub fn from_name(s: &str) -> Option<ScalarKind> {
@@ -76,7 +86,7 @@ impl ScalarKind {
     pub fn bits(self) -> u32 {
         match self {
             I1 => 1,
-            I8 | U8 | F8E4M3 | F8E5M2 => 8,
+            I8 | U8 | F8E4M3 | F8E5M2 | F8E4B15 | F8E4B8 | F8E5B16 => 8,
             I16 | U16 | F16 | BF16 => 16,
             I32 | U32 | F32 => 32,
             I64 | U64 | F64 => 64,
@@ -87,7 +97,10 @@ impl ScalarKind {
         !self.is_float()
     }
     pub fn is_float(self) -> bool {
-        matches!(self, F16 | BF16 | F32 | F64 | F8E4M3 | F8E5M2)
+        matches!(self, F16 | BF16 | F32 | F64) || self.is_fp8()
+    }
+    pub fn is_fp8(self) -> bool {
+        matches!(self, F8E4M3 | F8E5M2 | F8E4B15 | F8E4B8 | F8E5B16)
     }
 }
 

@@ -152,7 +152,9 @@ def float_to_int(x: np.ndarray, dst: dtype) -> np.ndarray:
 
 
 def _exact_widening(src: dtype, dst: dtype) -> bool:
-    return src.exponent_bits <= dst.exponent_bits and src.fp_mantissa_width <= dst.fp_mantissa_width
+    # fp8 formats differ in bias and specials (e4b15's 1.875 is e4m3fn's 0x3f), so into one is always rounded
+    return not dst.is_fp8() and src.exponent_bits <= dst.exponent_bits \
+        and src.fp_mantissa_width <= dst.fp_mantissa_width
 
 
 def cast(x: np.ndarray, src: dtype, dst: dtype, rounding: str = "rtne") -> np.ndarray:

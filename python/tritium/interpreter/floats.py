@@ -7,7 +7,15 @@ Representation (every handle obeys it; `storage_dtype` is the single source):
   format (so arithmetic on them is float32 arithmetic followed by `round_to`);
   pointers → int64 byte addresses.
 fp8 casts follow PTX `cvt.rn.satfinite`: finite overflow and ±inf saturate to
-±max finite, NaN stays NaN (e4m3 has no infinity at all).
+±max finite, NaN stays NaN (e4m3 has no infinity at all). Triton's other
+three fp8 formats (crates/tritium-codegen/src/lower/fp8.rs has the same rules):
+  fp8e4b15: e4m3 with bias 15 and every code finite; rounds to nearest with
+    ties away from zero and saturates at ±1.75 (its 0x7f, 1.875, is never
+    produced), NaN and ±inf becoming ±1.75 by their sign bit: what Triton's
+    NVIDIA conversion (f16 magnitude + half an ulp, clamped) computes;
+  fp8e4b8, fp8e5b16 (e4m3fnuz, e5m2fnuz): biases 8 and 16, 0x80 the only
+    NaN, no -0 (zero results are +0), no infinity: ±inf and NaN encode as
+    NaN, finite overflow saturates to ±240 / ±57344, as Triton's AMD ones.
 """
 from __future__ import annotations
 
@@ -22,7 +30,15 @@ _FORMATS = {
     "fp32": (8, 23, 127, False),
     "fp8e4nv": (4, 3, 7, True),
     "fp8e5": (5, 2, 15, True),
+    "fp8e4b15": (4, 3, 15, True),
+    "fp8e4b8": (4, 3, 8, True),
+    "fp8e5b16": (5, 2, 16, True),
 }
+_FNUZ = ("fp8e4b8", "fp8e5b16")
+# casts (saturate_inf) clamp lower than the format's top value: Triton's e4b15
+# conversion never produces 1.875, though arithmetic and memory keep it
+_CAST_MAX = {"fp8e4b15": 1.75}
+_TIES_AWAY = ("fp8e4b15",)
 # largest finite value per format; e4m3 ("fn" variant) reuses the all-ones exponent
 _MAX = {
     "bf16": (2 - 2.0 ** -7) * 2.0 ** 127,
@@ -30,13 +46,17 @@ _MAX = {
     "fp32": float(np.finfo(np.float32).max),
     "fp8e4nv": 448.0,
     "fp8e5": 57344.0,
+    "fp8e4b15": 1.875,
+    "fp8e4b8": 240.0,
+    "fp8e5b16": 57344.0,
 }
 
 _NP = {
     "int1": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
     "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
     "fp16": np.float16, "bf16": np.float32, "fp32": np.float32, "fp64": np.float64,
-    "fp8e4nv": np.float32, "fp8e5": np.float32,
+    "fp8e4nv": np.float32, "fp8e5": np.float32, "fp8e4b15": np.float32, "fp8e4b8": np.float32,
+    "fp8e5b16": np.float32,
 }
 _UINT_OF_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
@@ -51,7 +71,7 @@ def storage_dtype(ty: dtype) -> np.dtype:
 
 def needs_rounding(ty: dtype) -> bool:
     """True for formats stored in a wider NumPy type (results must be re-rounded)."""
-    return ty.scalar.name in ("bf16", "fp8e4nv", "fp8e5")
+    return ty.scalar.name == "bf16" or ty.scalar.is_fp8()
 
 
 def round_to(x: np.ndarray, name: str, mode: str = "rtne", saturate_inf: bool = False) -> np.ndarray:
@@ -68,9 +88,14 @@ def round_to(x: np.ndarray, name: str, mode: str = "rtne", saturate_inf: bool = 
         _, e = np.frexp(x)  # x = f * 2**e with 0.5 <= |f| < 1
         ulp_exp = np.maximum(e - 1, emin) - m_bits
         scaled = np.ldexp(x, -ulp_exp)
-        r = np.rint(scaled) if mode == "rtne" else np.trunc(scaled)
+        if mode != "rtne":
+            r = np.trunc(scaled)
+        elif name in _TIES_AWAY:
+            r = np.copysign(np.floor(np.abs(scaled) + 0.5), scaled)
+        else:
+            r = np.rint(scaled)
         out = np.ldexp(r, ulp_exp)
-        big = _MAX[name]
+        big = _CAST_MAX.get(name, _MAX[name]) if saturate_inf else _MAX[name]
         over = np.abs(out) > big
         if saturating:
             out = np.where(over, np.copysign(big, x), out)
@@ -83,6 +108,11 @@ def round_to(x: np.ndarray, name: str, mode: str = "rtne", saturate_inf: bool = 
             out = np.where(np.isinf(x), np.copysign(big, x), out)
         out = np.where(np.isnan(x) | (np.isinf(x) & (not inf_to_max)), x, out)
         out = np.where(x == 0, x, out)  # keeps the sign of zero
+        if name in _FNUZ:   # one NaN for NaN and ±inf; no -0
+            out = np.where(np.isinf(x), np.nan, out)
+            out = np.where(out == 0, 0.0, out)
+        elif name in _TIES_AWAY:   # no NaN or inf: saturated, by the sign bit
+            out = np.where(np.isnan(x) | np.isinf(x), np.where(np.signbit(x), -big, big), out)
     return out
 
 
@@ -97,16 +127,20 @@ def _fp8_table(name: str) -> np.ndarray:
     sub = sign * np.ldexp(man / (1 << m_bits), 1 - bias)
     vals = np.where(exp == 0, sub, normal)
     top = (1 << e_bits) - 1
+    # NaN codes keep their sign bit, as the compiled decoding (a negation last) does
     if name == "fp8e4nv":
-        vals = np.where((exp == top) & (man == (1 << m_bits) - 1), np.nan, vals)
-    else:
-        vals = np.where(exp == top, np.where(man == 0, sign * np.inf, np.nan), vals)
+        vals = np.where((exp == top) & (man == (1 << m_bits) - 1), np.copysign(np.nan, sign), vals)
+    elif name == "fp8e5":
+        vals = np.where(exp == top, np.where(man == 0, sign * np.inf, np.copysign(np.nan, sign)), vals)
+    elif name in _FNUZ:
+        vals = np.where(codes == 0x80, np.nan, vals)
     return vals.astype(np.float32)
 
 
-_FP8_TABLES = {n: _fp8_table(n) for n in ("fp8e4nv", "fp8e5")}
+_FP8_NAMES = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16")
+_FP8_TABLES = {n: _fp8_table(n) for n in _FP8_NAMES}
 # positive codes sorted by value (0x00..0x7f rise monotonically up to the NaN/inf ones)
-_FP8_NAN = {"fp8e4nv": 0x7F, "fp8e5": 0x7F}
+_FP8_NAN = {"fp8e4nv": 0x7F, "fp8e5": 0x7F, "fp8e4b8": 0x80, "fp8e5b16": 0x80}
 
 
 def fp8_decode(bits: np.ndarray, name: str) -> np.ndarray:
@@ -125,9 +159,13 @@ def fp8_encode(values: np.ndarray, name: str) -> np.ndarray:
     codes = np.nonzero(finite)[0].astype(np.uint8)[idx]
     if name == "fp8e5":
         codes = np.where(np.isinf(mag), np.uint8(0x7C), codes)
-    codes = np.where(np.isnan(v), np.uint8(_FP8_NAN[name]), codes)
     sign = np.signbit(v) & ~np.isnan(v)
-    return (codes | np.where(sign, np.uint8(0x80), np.uint8(0))).astype(np.uint8)
+    if name in _FNUZ:
+        sign &= codes != 0   # no -0
+    codes = codes | np.where(sign, np.uint8(0x80), np.uint8(0))
+    if name in _FP8_NAN:
+        codes = np.where(np.isnan(v), np.uint8(_FP8_NAN[name]), codes)
+    return codes.astype(np.uint8)
 
 
 def to_bits(x: np.ndarray, ty: dtype) -> np.ndarray:

@@ -52,6 +52,11 @@ class _HostArg:
             self.host = value.get()
             self.writeback = lambda: value.set(self.host)
             return
+        if getattr(value, "base", None) is not None and hasattr(value, "dtype"):
+            # runtime.TensorWrapper (`reinterpret`): the base's bytes, read as the kernel's pointer type says
+            inner = _HostArg(value.base)
+            self.host, self.writeback = inner.host, inner.writeback
+            return
         raise TypeError(f"cannot map a {type(value).__name__} into the interpreter's memory")
 
     def _from_torch(self, t: Any) -> np.ndarray:

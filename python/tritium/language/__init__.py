@@ -17,7 +17,8 @@ from .builtins import (arange, atomic_add, atomic_and, atomic_cas, atomic_max, a
                        split, static_assert, static_print, store, to_tensor, trans, view, where, zeros,
                        zeros_like)
 from .core import (CompileTimeAssertionFailure, PropagateNan, builtin, constexpr, is_builtin, tensor)
-from .dtypes import (block_type, bfloat16, dtype, float8e4, float8e4nv, float8e5, float16, float32, float64,
+from .dtypes import (block_type, bfloat16, dtype, float8e4, float8e4b8, float8e4b15, float8e4nv, float8e5,
+                     float8e5b16, float16, float32, float64,
                      int1, int8, int16, int32, int64, pi32_t, pointer_type, uint8, uint16, uint32, uint64,
                      void)
 from .extern import extern, extern_elementwise

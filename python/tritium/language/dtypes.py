@@ -15,29 +15,33 @@ class dtype:
 
     SINT_TYPES = ("int8", "int16", "int32", "int64")
     UINT_TYPES = ("int1", "uint8", "uint16", "uint32", "uint64")
-    FP_TYPES = ("fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
+    FP_TYPES = ("fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64")
+    FP8_TYPES = ("fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16")
 
     _IR = {
         "int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
         "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
         "fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64",
-        "fp8e4nv": "f8e4m3", "fp8e5": "f8e5m2",
+        "fp8e4nv": "f8e4m3", "fp8e5": "f8e5m2", "fp8e4b15": "f8e4b15", "fp8e4b8": "f8e4b8", "fp8e5b16": "f8e5b16",
     }
     _BITS = {
         "int1": 1, "int8": 8, "int16": 16, "int32": 32, "int64": 64,
         "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64,
         "fp16": 16, "bf16": 16, "fp32": 32, "fp64": 64, "fp8e4nv": 8, "fp8e5": 8,
+        "fp8e4b15": 8, "fp8e4b8": 8, "fp8e5b16": 8,
     }
     # (exponent bits, mantissa bits, exponent bias) for floats
     _FP = {
-        "fp8e4nv": (4, 3, 7), "fp8e5": (5, 2, 15), "fp16": (5, 10, 15),
+        "fp8e4nv": (4, 3, 7), "fp8e5": (5, 2, 15), "fp8e4b15": (4, 3, 15), "fp8e4b8": (4, 3, 8),
+        "fp8e5b16": (5, 2, 16), "fp16": (5, 10, 15),
         "bf16": (8, 7, 127), "fp32": (8, 23, 127), "fp64": (11, 52, 1023),
     }
     _PY_NAMES = {
         "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
         "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
         "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
-        "fp8e4nv": "float8e4nv", "fp8e5": "float8e5",
+        "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15", "fp8e4b8": "float8e4b8",
+        "fp8e5b16": "float8e5b16",
     }
 
     def __init__(self, name: str):
@@ -59,9 +63,12 @@ class dtype:
     def is_int(self) -> bool: return self.name in self.SINT_TYPES or self.name in self.UINT_TYPES
     def is_floating(self) -> bool: return self.name in self.FP_TYPES
     def is_standard_floating(self) -> bool: return self.name in ("fp16", "bf16", "fp32", "fp64")
-    def is_fp8(self) -> bool: return self.name in ("fp8e4nv", "fp8e5")
+    def is_fp8(self) -> bool: return self.name in self.FP8_TYPES
     def is_fp8e4nv(self) -> bool: return self.name == "fp8e4nv"
     def is_fp8e5(self) -> bool: return self.name == "fp8e5"
+    def is_fp8e4b15(self) -> bool: return self.name == "fp8e4b15"
+    def is_fp8e4b8(self) -> bool: return self.name == "fp8e4b8"
+    def is_fp8e5b16(self) -> bool: return self.name == "fp8e5b16"
     def is_fp16(self) -> bool: return self.name == "fp16"
     def is_bf16(self) -> bool: return self.name == "bf16"
     def is_fp32(self) -> bool: return self.name == "fp32"
@@ -221,6 +228,9 @@ uint32 = dtype("uint32")
 uint64 = dtype("uint64")
 float8e4nv = dtype("fp8e4nv")
 float8e5 = dtype("fp8e5")
+float8e4b15 = dtype("fp8e4b15")
+float8e4b8 = dtype("fp8e4b8")
+float8e5b16 = dtype("fp8e5b16")
 float16 = dtype("fp16")
 bfloat16 = dtype("bf16")
 float32 = dtype("fp32")
@@ -231,12 +241,13 @@ float8e4 = float8e4nv
 pi32_t = pointer_type(int32)
 
 ALL_SCALARS = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-               float8e4nv, float8e5, float16, bfloat16, float32, float64)
+               float8e4nv, float8e5, float8e4b15, float8e4b8, float8e5b16, float16, bfloat16, float32, float64)
 
 _BY_NAME = {t.name: t for t in ALL_SCALARS}
 _BY_NAME.update({dtype._PY_NAMES[t.name]: t for t in ALL_SCALARS})
 _BY_NAME.update({t.ir: t for t in ALL_SCALARS})
-_BY_NAME.update({"i1": int1, "bool": int1, "fp8e4m3": float8e4nv, "fp8e5m2": float8e5})
+_BY_NAME.update({"i1": int1, "bool": int1, "fp8e4m3": float8e4nv, "fp8e5m2": float8e5,
+                 "fp8e4m3fnuz": float8e4b8, "fp8e5m2fnuz": float8e5b16})
 
 
 def scalar_from_name(name: str) -> dtype:

@@ -11,7 +11,8 @@ from .core import constexpr
 from .dtypes import dtype, float32, int1, int32, int64, pointer_type, scalar_from_name, uint64
 
 # framework dtype names whose spelling differs from ours
-_ALIASES = {"bool": "int1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5", "half": "fp16",
+_ALIASES = {"bool": "int1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5",
+            "float8_e4m3fnuz": "fp8e4b8", "float8_e5m2fnuz": "fp8e5b16", "half": "fp16",
             "float": "fp32", "double": "fp64"}
 
 

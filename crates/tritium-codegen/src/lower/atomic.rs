@@ -47,7 +47,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             "sys" => AtomicScope::Sys,
             other => return Err(self.unsupported(op, format!("unknown atomic scope {other:?}"))),
         };
-        if matches!(kind, ScalarKind::F8E4M3 | ScalarKind::F8E5M2 | ScalarKind::I1) {
+        if kind.is_fp8() || kind == ScalarKind::I1 {
             return Err(self.unsupported(op, format!("atomics on {} elements", kind.name())));
         }
         Ok(AtomicAccess {

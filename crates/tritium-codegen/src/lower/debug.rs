@@ -50,7 +50,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             let p = b.build_ptr_to_int(v.into_pointer_value(), i64t, "")?;
             return Ok(Formatted { spec: "0x%llx", value: p.into() });
         };
-        if matches!(kind, ScalarKind::F8E4M3 | ScalarKind::F8E5M2) {
+        if kind.is_fp8() {
             return Err(self.unsupported(op, format!("printing {} values", kind.name())));
         }
         let bits = kind.bits();

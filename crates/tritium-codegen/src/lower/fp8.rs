@@ -1,9 +1,11 @@
-//! fp8 (e4m3fn, e5m2) values: they live in registers as their i8 bits (like
-//! bf16 as i16), so every conversion is explicit here. The integer algorithms
-//! below are the reference the interpreter (`interpreter/floats.py`) agrees
-//! with bit for bit; targets with a hardware fp8 convert (`Target::has_fp8_convert`)
-//! use PTX's `cvt.rn.satfinite.{e4m3,e5m2}x2` where its semantics are the same
-//! (round to nearest even, saturate to max finite).
+//! fp8 values (e4m3fn, e5m2, Triton's e4b15, and the fnuz pair e4b8/e5b16):
+//! they live in registers as their i8 bits (like bf16 as i16), so every
+//! conversion is explicit here. The integer algorithms below are the
+//! reference the interpreter (`interpreter/floats.py`) agrees with bit for
+//! bit; a target's hardware convert is used only where its semantics are the
+//! same: PTX's `cvt.rn.satfinite.{e4m3,e5m2}x2` (`Target::has_fp8_convert`)
+//! and gfx942's `v_cvt_*_fp8/bf8` for the fnuz formats
+//! (`Target::has_fnuz_fp8_convert`, `fp8_amd.rs`).
 use inkwell::values::{FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use tritium_ir::ScalarKind;
@@ -11,53 +13,102 @@ use tritium_ir::ScalarKind;
 use super::Lowering;
 use crate::error::{CodegenError, Result};
 
+/// What a format does with the codes IEEE formats spend on NaN and infinity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Specials {
+    /// e5m2: the all-ones exponent holds ±inf (mantissa 0) and NaNs; NaN encodes as 0x7f.
+    Ieee,
+    /// e4m3fn: only S.1111.111 is NaN (encoded 0x7f); no infinity.
+    Fn,
+    /// e4m3fnuz / e5m2fnuz: 0x80 is the one NaN, there is no -0 and no
+    /// infinity (±inf encodes as NaN, as Triton's AMD conversions do).
+    Fnuz,
+    /// Triton's e4b15: every code is a finite number; NaN and ±inf saturate
+    /// to ±max keeping their sign bit, as Triton's NVIDIA conversion does
+    /// (casts: ±1.75; arithmetic: ±1.875).
+    AllFinite,
+}
+
 /// Shape of one fp8 format.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Fp8 {
     pub mant: u32,
     pub bias: i64,
-    /// Largest finite code (sign clear): 448 = 0x7e for e4m3, 57344 = 0x7b for e5m2.
+    /// The code finite overflow saturates to (sign clear): 448 = 0x7e for
+    /// e4m3, 57344 = 0x7b for e5m2, 240 and 57344 = 0x7f for the fnuz pair,
+    /// 1.75 = 0x7e for e4b15 in casts (Triton clamps there; arithmetic
+    /// results saturate at its top code 0x7f, 1.875, so values stay put).
     pub max_code: u64,
-    pub has_inf: bool,
-    /// PTX's name in `cvt` (`e4m3`, `e5m2`).
-    pub ptx: &'static str,
+    pub specials: Specials,
+    /// Round to nearest with ties away from zero (e4b15, as Triton's
+    /// conversion adds half an ulp to the magnitude) instead of ties to even.
+    pub ties_away: bool,
+    /// PTX's name in `cvt` (`e4m3`, `e5m2`) where PTX has the format.
+    pub ptx: Option<&'static str>,
 }
 
-pub(crate) const NAN_CODE: u64 = 0x7f;
-
 pub(crate) fn fp8_format(k: ScalarKind) -> Option<Fp8> {
+    let f = |mant, bias, max_code, specials, ptx| Fp8 { mant, bias, max_code, specials, ties_away: false, ptx };
     match k {
-        ScalarKind::F8E4M3 => Some(Fp8 { mant: 3, bias: 7, max_code: 0x7e, has_inf: false, ptx: "e4m3" }),
-        ScalarKind::F8E5M2 => Some(Fp8 { mant: 2, bias: 15, max_code: 0x7b, has_inf: true, ptx: "e5m2" }),
+        ScalarKind::F8E4M3 => Some(f(3, 7, 0x7e, Specials::Fn, Some("e4m3"))),
+        ScalarKind::F8E5M2 => Some(f(2, 15, 0x7b, Specials::Ieee, Some("e5m2"))),
+        ScalarKind::F8E4B8 => Some(f(3, 8, 0x7f, Specials::Fnuz, None)),
+        ScalarKind::F8E5B16 => Some(f(2, 16, 0x7f, Specials::Fnuz, None)),
+        ScalarKind::F8E4B15 => Some(Fp8 { ties_away: true, ..f(3, 15, 0x7e, Specials::AllFinite, None) }),
         _ => None,
     }
 }
 
-/// Compile-time encoding of `v` (constants): round to nearest even, finite
-/// overflow saturates; infinities stay infinite where the format has them
-/// (e4m3: max finite), NaN is 0x7f. Same steps as `Lowering::fp8_encode`.
-pub(crate) fn f64_to_fp8_bits(v: f64, f: Fp8) -> u8 {
-    if v.is_nan() {
-        return NAN_CODE as u8;
+impl Fp8 {
+    /// The code NaN encodes as, before the sign is applied (`AllFinite`: max, signed).
+    fn nan_code(self) -> u64 {
+        match self.specials {
+            Specials::Ieee | Specials::Fn => 0x7f,
+            Specials::Fnuz => 0x80,
+            Specials::AllFinite => self.max_code,
+        }
     }
+}
+
+/// Compile-time encoding of `v` (constants): rounded once (ties to even, or
+/// away for e4b15), finite overflow saturates; infinities stay infinite
+/// where the format has them; NaN per `Specials`. Same steps as
+/// `Lowering::fp8_encode`.
+pub(crate) fn f64_to_fp8_bits(v: f64, f: Fp8) -> u8 {
     let sign = if v.is_sign_negative() { 0x80u8 } else { 0 };
+    if v.is_nan() {
+        return match f.specials {
+            Specials::AllFinite => f.max_code as u8 | sign,
+            _ => f.nan_code() as u8,
+        };
+    }
     let a = v.abs();
-    let code = if a.is_infinite() && f.has_inf {
+    if a.is_infinite() && f.specials == Specials::Fnuz {
+        return f.nan_code() as u8;
+    }
+    let code = if a.is_infinite() && f.specials == Specials::Ieee {
         f.max_code + 1
     } else if a < (2f64).powi(1 - f.bias as i32) {
-        (a * (2f64).powi(f.bias as i32 - 1 + f.mant as i32)).round_ties_even() as u64
+        let scaled = a * (2f64).powi(f.bias as i32 - 1 + f.mant as i32);
+        (if f.ties_away { scaled.round() } else { scaled.round_ties_even() }) as u64
     } else {
         let u = a.to_bits();
         let drop = 52 - f.mant;
-        let r = u + ((1u64 << (drop - 1)) - 1) + ((u >> drop) & 1);
+        let r = if f.ties_away { u + (1u64 << (drop - 1)) } else { u + ((1u64 << (drop - 1)) - 1) + ((u >> drop) & 1) };
         ((r >> drop) - (((1023 - f.bias) as u64) << f.mant)).min(f.max_code)
     };
+    if code == 0 && f.specials == Specials::Fnuz {
+        return 0; // no negative zero
+    }
     code as u8 | sign
 }
 
 impl<'a, 'c> Lowering<'a, 'c> {
     /// fp8 bits (i8) to the f32 of the same value (exact; NaN stays NaN).
     pub(super) fn fp8_decode(&self, bits: IntValue<'c>, f: Fp8) -> Result<FloatValue<'c>> {
+        if f.specials == Specials::Fnuz && self.target.has_fnuz_fp8_convert() {
+            return self.fp8_decode_amd(bits, f);
+        }
         let b = &self.llvm.builder;
         let i32t = self.llvm.context.i32_type();
         let f32t = self.llvm.context.f32_type();
@@ -74,27 +125,40 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let is_sub = b.build_int_compare(IntPredicate::ULT, mag, c(1 << f.mant), "")?;
         let mut v = b.build_select(is_sub, sub, normal, "")?.into_float_value();
         let nan = f32t.const_float(f64::NAN);
-        if f.has_inf {
-            let inf = b.build_int_compare(IntPredicate::EQ, mag, c(f.max_code + 1), "")?;
-            v = b.build_select(inf, f32t.const_float(f64::INFINITY), v, "")?.into_float_value();
-            let is_nan = b.build_int_compare(IntPredicate::UGT, mag, c(f.max_code + 1), "")?;
-            v = b.build_select(is_nan, nan, v, "")?.into_float_value();
-        } else {
-            let is_nan = b.build_int_compare(IntPredicate::EQ, mag, c(NAN_CODE), "")?;
-            v = b.build_select(is_nan, nan, v, "")?.into_float_value();
+        match f.specials {
+            Specials::Ieee => {
+                let inf = b.build_int_compare(IntPredicate::EQ, mag, c(f.max_code + 1), "")?;
+                v = b.build_select(inf, f32t.const_float(f64::INFINITY), v, "")?.into_float_value();
+                let is_nan = b.build_int_compare(IntPredicate::UGT, mag, c(f.max_code + 1), "")?;
+                v = b.build_select(is_nan, nan, v, "")?.into_float_value();
+            }
+            Specials::Fn => {
+                let is_nan = b.build_int_compare(IntPredicate::EQ, mag, c(0x7f), "")?;
+                v = b.build_select(is_nan, nan, v, "")?.into_float_value();
+            }
+            Specials::Fnuz | Specials::AllFinite => {}
         }
         let neg = b.build_int_compare(IntPredicate::UGE, w, c(0x80), "")?;
-        Ok(b.build_select(neg, b.build_float_neg(v, "")?, v, "")?.into_float_value())
+        let v = b.build_select(neg, b.build_float_neg(v, "")?, v, "")?.into_float_value();
+        if f.specials != Specials::Fnuz {
+            return Ok(v);
+        }
+        let is_nan = b.build_int_compare(IntPredicate::EQ, w, c(0x80), "")?;
+        Ok(b.build_select(is_nan, nan, v, "")?.into_float_value())
     }
 
-    /// f32 or f64 `x` to fp8 bits (i8), rounded once (nearest even, or toward
-    /// zero with `rtz`); finite overflow saturates to max finite; infinities
-    /// saturate too when `sat_inf` (a cast, PTX satfinite) and otherwise stay
-    /// infinite where the format has them (arithmetic results); NaN is 0x7f.
+    /// f32 or f64 `x` to fp8 bits (i8), rounded once (nearest, ties per
+    /// `Fp8::ties_away`, or toward zero with `rtz`); finite overflow
+    /// saturates to `max_code`; infinities saturate too when `sat_inf` (a
+    /// cast, PTX satfinite) and otherwise stay infinite where the format has
+    /// them (arithmetic results); NaN and the fnuz rules per `Specials`.
     pub(super) fn fp8_encode(&self, x: FloatValue<'c>, f: Fp8, rtz: bool, sat_inf: bool) -> Result<IntValue<'c>> {
         let is64 = x.get_type() == self.llvm.context.f64_type();
-        if !is64 && !rtz && sat_inf && self.target.has_fp8_convert() {
+        if !is64 && !rtz && sat_inf && f.ptx.is_some() && self.target.has_fp8_convert() {
             return self.fp8_encode_ptx(x, f, "f32");
+        }
+        if !is64 && !rtz && f.specials == Specials::Fnuz && self.target.has_fnuz_fp8_convert() {
+            return self.fp8_encode_amd(x, f);
         }
         let cx = self.llvm.context;
         let b = &self.llvm.builder;
@@ -110,20 +174,30 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let drop = (mb - f.mant) as u64;
         let r = if rtz {
             u
+        } else if f.ties_away {
+            b.build_int_add(u, c(1 << (drop - 1)), "")?
         } else {
             let lsb = b.build_and(b.build_right_shift(u, c(drop), false, "")?, c(1), "")?;
             b.build_int_add(b.build_int_add(u, c((1 << (drop - 1)) - 1), "")?, lsb, "")?
         };
         let normal = b.build_int_sub(b.build_right_shift(r, c(drop), false, "")?, c(((bias - f.bias) as u64) << f.mant), "")?;
-        // below the smallest normal: an exact power-of-two scaling, then rint/trunc
+        // below the smallest normal: an exact power-of-two scaling, then round/trunc
         let scaled = b.build_float_mul(a, ft.const_float((2f64).powi(f.bias as i32 - 1 + f.mant as i32)), "")?;
-        let rounded = self.llvm.call_intrinsic(if rtz { "llvm.trunc" } else { "llvm.rint" }, &[ft.into()], &[scaled.into()])?;
+        let round = match (rtz, f.ties_away) {
+            (true, _) => "llvm.trunc",
+            (false, true) => "llvm.round",
+            (false, false) => "llvm.rint",
+        };
+        let rounded = self.llvm.call_intrinsic(round, &[ft.into()], &[scaled.into()])?;
         let sub = b.build_float_to_unsigned_int(rounded.into_float_value(), it, "")?;
         let small = b.build_float_compare(FloatPredicate::OLT, a, ft.const_float((2f64).powi(1 - f.bias as i32)), "")?;
         let code = b.build_select(small, sub, normal, "")?.into_int_value();
-        let over = b.build_int_compare(IntPredicate::UGT, code, c(f.max_code), "")?;
-        let mut code = b.build_select(over, c(f.max_code), code, "")?.into_int_value();
-        if f.has_inf && !sat_inf {
+        // e4b15 arithmetic keeps its top code (1.875, which loads and stores
+        // carry); only casts clamp at 1.75 as Triton's conversion does
+        let sat = if f.specials == Specials::AllFinite && !sat_inf { 0x7f } else { f.max_code };
+        let over = b.build_int_compare(IntPredicate::UGT, code, c(sat), "")?;
+        let mut code = b.build_select(over, c(sat), code, "")?.into_int_value();
+        if f.specials == Specials::Ieee && !sat_inf {
             let inf = b.build_float_compare(FloatPredicate::OEQ, a, ft.const_float(f64::INFINITY), "")?;
             code = b.build_select(inf, c(f.max_code + 1), code, "")?.into_int_value();
         }
@@ -131,14 +205,31 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let code = b.build_int_truncate(code, i8t, "")?;
         let sign = b.build_right_shift(b.build_bit_cast(x, it, "")?.into_int_value(), c(if is64 { 63 } else { 31 }), false, "")?;
         let sign = b.build_left_shift(b.build_int_truncate(sign, i8t, "")?, i8t.const_int(7, false), "")?;
-        let code = b.build_or(code, sign, "")?;
-        let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
-        Ok(b.build_select(nan, i8t.const_int(NAN_CODE, false), code, "")?.into_int_value())
+        let signed = b.build_or(code, sign, "")?;
+        match f.specials {
+            // NaN and ±inf are the one NaN code; zero (and what rounds to it) is +0
+            Specials::Fnuz => {
+                let zero = b.build_int_compare(IntPredicate::EQ, code, i8t.const_zero(), "")?;
+                let signed = b.build_select(zero, i8t.const_zero(), signed, "")?.into_int_value();
+                let not_finite = b.build_float_compare(FloatPredicate::UGE, a, ft.const_float(f64::INFINITY), "")?;
+                Ok(b.build_select(not_finite, i8t.const_int(f.nan_code(), false), signed, "")?.into_int_value())
+            }
+            // NaN saturates like a too-large number, keeping its sign bit
+            Specials::AllFinite => {
+                let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
+                let max = b.build_or(sign, i8t.const_int(sat, false), "")?;
+                Ok(b.build_select(nan, max, signed, "")?.into_int_value())
+            }
+            Specials::Ieee | Specials::Fn => {
+                let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
+                Ok(b.build_select(nan, i8t.const_int(f.nan_code(), false), signed, "")?.into_int_value())
+            }
+        }
     }
 
     /// f16 `x` to fp8 bits: one PTX `cvt` where the target has it, else exact widening to f32.
     pub(super) fn fp8_encode_f16(&self, x: FloatValue<'c>, f: Fp8, rtz: bool) -> Result<IntValue<'c>> {
-        if !rtz && self.target.has_fp8_convert() {
+        if !rtz && f.ptx.is_some() && self.target.has_fp8_convert() {
             return self.fp8_encode_ptx(x, f, "f16x2");
         }
         let wide = self.llvm.builder.build_float_ext(x, self.llvm.context.f32_type(), "")?;
@@ -150,12 +241,13 @@ impl<'a, 'c> Lowering<'a, 'c> {
     fn fp8_encode_ptx(&self, x: FloatValue<'c>, f: Fp8, src: &str) -> Result<IntValue<'c>> {
         let cx = self.llvm.context;
         let b = &self.llvm.builder;
+        let ptx = f.ptx.ok_or_else(|| CodegenError::Internal("PTX has no cvt for this fp8 format".into()))?;
         let (asm, cons, arg) = if src == "f16x2" {
             let h = b.build_int_z_extend(b.build_bit_cast(x, cx.i16_type(), "")?.into_int_value(), cx.i32_type(), "")?;
             let pair = b.build_or(h, b.build_left_shift(h, cx.i32_type().const_int(16, false), "")?, "")?;
-            (format!("cvt.rn.satfinite.{}x2.f16x2 $0, $1;", f.ptx), "=h,r", pair.into())
+            (format!("cvt.rn.satfinite.{ptx}x2.f16x2 $0, $1;"), "=h,r", pair.into())
         } else {
-            (format!("cvt.rn.satfinite.{}x2.f32 $0, $1, $1;", f.ptx), "=h,f", x.into())
+            (format!("cvt.rn.satfinite.{ptx}x2.f32 $0, $1, $1;"), "=h,f", x.into())
         };
         let pair = self
             .llvm
@@ -163,7 +255,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             .ok_or_else(|| CodegenError::Internal("fp8 cvt asm returned nothing".into()))?;
         let code = b.build_int_truncate(pair.into_int_value(), cx.i8_type(), "")?;
         let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
-        Ok(b.build_select(nan, cx.i8_type().const_int(NAN_CODE, false), code, "")?.into_int_value())
+        Ok(b.build_select(nan, cx.i8_type().const_int(f.nan_code(), false), code, "")?.into_int_value())
     }
 }
 
@@ -191,5 +283,40 @@ mod tests {
         assert_eq!(f64_to_fp8_bits(-0.0, e4), 0x80);
         assert_eq!(f64_to_fp8_bits(1.0 + 1.0 / 16.0, e4), 0x38); // tie to even (down)
         assert_eq!(f64_to_fp8_bits(1.0 + 3.0 / 16.0, e4), 0x3a); // tie to even (up)
+    }
+
+    #[test]
+    fn e4b15_rounds_ties_away_and_saturates_at_1_75() {
+        let f = fp8_format(ScalarKind::F8E4B15).unwrap();
+        assert_eq!(f64_to_fp8_bits(1.0, f), 0x78); // exponent 15 = bias
+        assert_eq!(f64_to_fp8_bits(1.0 + 1.0 / 16.0, f), 0x79); // tie: away from zero
+        assert_eq!(f64_to_fp8_bits(-(1.0 + 1.0 / 16.0), f), 0xf9);
+        assert_eq!(f64_to_fp8_bits(1.75, f), 0x7e);
+        assert_eq!(f64_to_fp8_bits(1.8, f), 0x7e); // 1.875 (0x7f) is never produced
+        assert_eq!(f64_to_fp8_bits(f64::INFINITY, f), 0x7e);
+        assert_eq!(f64_to_fp8_bits(-f64::NAN, f), 0xfe);
+        assert_eq!(f64_to_fp8_bits(2f64.powi(-18), f), 0x01); // half the smallest subnormal: away
+        assert_eq!(f64_to_fp8_bits(-0.0, f), 0x80);
+    }
+
+    #[test]
+    fn fnuz_formats_have_one_nan_and_no_negative_zero() {
+        for (k, max, max_code) in [(ScalarKind::F8E4B8, 240.0, 0x7f), (ScalarKind::F8E5B16, 57344.0, 0x7f)] {
+            let f = fp8_format(k).unwrap();
+            assert_eq!(f64_to_fp8_bits(max, f), max_code);
+            assert_eq!(f64_to_fp8_bits(1e9, f), max_code);
+            assert_eq!(f64_to_fp8_bits(-1e9, f), 0x80 | max_code);
+            assert_eq!(f64_to_fp8_bits(f64::INFINITY, f), 0x80);
+            assert_eq!(f64_to_fp8_bits(f64::NEG_INFINITY, f), 0x80);
+            assert_eq!(f64_to_fp8_bits(f64::NAN, f), 0x80);
+            assert_eq!(f64_to_fp8_bits(-0.0, f), 0x00);
+            assert_eq!(f64_to_fp8_bits(-1e-30, f), 0x00);
+        }
+        let e4 = fp8_format(ScalarKind::F8E4B8).unwrap();
+        assert_eq!(f64_to_fp8_bits(1.0, e4), 0x40); // exponent 8 = bias
+        assert_eq!(f64_to_fp8_bits(2f64.powi(-10), e4), 0x01); // smallest subnormal
+        let e5 = fp8_format(ScalarKind::F8E5B16).unwrap();
+        assert_eq!(f64_to_fp8_bits(1.0, e5), 0x40);
+        assert_eq!(f64_to_fp8_bits(2f64.powi(-17), e5), 0x01);
     }
 }

@@ -17,6 +17,7 @@ mod dot;
 mod dot_amd;
 mod extern_fn;
 mod fp8;
+mod fp8_amd;
 mod lookup;
 mod math;
 pub(crate) mod memory;
@@ -79,7 +80,13 @@ pub(crate) fn llvm_scalar_type<'c>(llvm: &Llvm<'c>, module: &Module, ty: Type) -
         TypeData::Scalar(k) => match k {
             ScalarKind::I1 => cx.bool_type().into(),
             // fp8 lives as its bits too (see fp8.rs)
-            ScalarKind::I8 | ScalarKind::U8 | ScalarKind::F8E4M3 | ScalarKind::F8E5M2 => cx.i8_type().into(),
+            ScalarKind::I8
+            | ScalarKind::U8
+            | ScalarKind::F8E4M3
+            | ScalarKind::F8E5M2
+            | ScalarKind::F8E4B15
+            | ScalarKind::F8E4B8
+            | ScalarKind::F8E5B16 => cx.i8_type().into(),
             // bf16 lives as its bits: inkwell 0.7 cannot wrap LLVM `bfloat` values,
             // so arithmetic widens to f32 (exact) and rounds back once (see arith.rs)
             ScalarKind::I16 | ScalarKind::U16 | ScalarKind::BF16 => cx.i16_type().into(),

@@ -193,6 +193,10 @@ impl Target for Amdgpu {
     fn has_fp8_convert(&self) -> bool {
         false
     }
+    fn has_fnuz_fp8_convert(&self) -> bool {
+        // CDNA3's conversions are the fnuz ones; gfx950's are the OCP formats
+        self.arch == AmdArch::Gfx942
+    }
 
     // lower_library_call and link_libraries: the trait's defaults (no device library)
     fn call_library<'c>(

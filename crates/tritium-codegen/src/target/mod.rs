@@ -184,6 +184,11 @@ pub trait Target {
     /// convert that rounds to nearest even and saturates to max finite, as
     /// the fp8 lowering's integer algorithm does (else that algorithm runs).
     fn has_fp8_convert(&self) -> bool;
+    /// Whether the target converts the fnuz fp8 formats (e4m3fnuz, e5m2fnuz)
+    /// to and from f32 in hardware (gfx942's `v_cvt_*_fp8/bf8`).
+    fn has_fnuz_fp8_convert(&self) -> bool {
+        false
+    }
     /// Shared memory one block may use, in bytes (the opt-in maximum).
     fn max_shared_bytes(&self) -> u32 {
         48 * 1024

@@ -6,12 +6,15 @@ from typing import Any
 
 from .. import core
 from ..dtypes import bfloat16, block_type, dtype, float16, float32, float64, int8, int32
+from .casts import cast
 from .emit import _fmt_shape, _op, _tyname
 from .scalars import constant, to_tensor
 
 
 _DOT_INPUT = ("int8", "uint8", "fp16", "bf16", "fp32", "fp64")
 _INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee")
+# fp8 formats dots take as f16 (Triton: e4b15 everywhere, the fnuz pair off gfx942)
+_UPCAST_FP8 = ("fp8e4b15", "fp8e4b8", "fp8e5b16")
 
 
 def dot(a: Any, b: Any, acc: Any = None, input_precision: Any = None, allow_tf32: Any = None,
@@ -36,6 +39,10 @@ def dot(a: Any, b: Any, acc: Any = None, input_precision: Any = None, allow_tf32
     if b.type.shape[:-2] != batch:
         raise ValueError(f"tl.dot: batch dims differ: {_fmt_shape(a.type.shape)} and {_fmt_shape(b.type.shape)}")
     ad, bd = a.type.scalar, b.type.scalar
+    if ad.name in _UPCAST_FP8 or bd.name in _UPCAST_FP8:
+        # no tensor core takes these: every value is exact in f16, as Triton upcasts them
+        a, b = cast(a, float16), cast(b, float16)
+        ad = bd = float16
     if not (ad.is_fp8() and bd.is_fp8()):
         if ad.name not in _DOT_INPUT or bd.name not in _DOT_INPUT:
             raise TypeError(f"tl.dot: unsupported operand dtypes {ad} and {bd}")
