@@ -299,3 +299,31 @@ def test_interpreter_kernel_narrows_every_f16_code(name, rounding):
     ours = ref_encode(h.astype(np.float32), name, rtz=rounding == "rtz")
     bad = np.nonzero(out != ours)[0]
     assert bad.size == 0, [(float(h[i]), hex(out[i]), hex(ours[i])) for i in bad[:8]]
+
+
+@tritium.jit
+def _fp8_dot(a_ptr, b_ptr, c_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    a = tl.load(a_ptr + offs[:, None] * N + offs[None, :])
+    b = tl.load(b_ptr + offs[:, None] * N + offs[None, :])
+    tl.store(c_ptr + offs[:, None] * N + offs[None, :], tl.dot(a, b))
+
+
+@pytest.mark.parametrize("name", ["fp8e4b15", "fp8e4b8", "fp8e5b16"])
+def test_dot_takes_the_triton_only_formats_as_f16(name, tmp_path):
+    """No tensor core reads these: the operands become f16 (exact), the dot an f16 one."""
+    for arch in ARCHS:
+        ptx = compile_ptx(_fp8_dot, arch, signature=f"*{name}, *{name}, *fp32", constexprs={"N": 32})["ptx"]
+        assert "e4m3" not in ptx and "e5m2" not in ptx
+        assert ".f16" in ptx
+        ptxas(ptx, arch, tmp_path)
+    rng = np.random.default_rng(7)
+    a, b = (rng.integers(0, 256, (32, 32)).astype(np.uint8) for _ in range(2))
+    if name != "fp8e4b15":   # keep NaN (0x80) out, so the sums compare
+        a[a == 0x80], b[b == 0x80] = 0, 0
+    c = np.zeros((32, 32), np.float32)
+    interp_dot = tritium.jit(interpret=True)(_fp8_dot.fn)
+    interp_dot[(1,)](tritium.reinterpret(a, DTYPES[name]), tritium.reinterpret(b, DTYPES[name]), c, N=32)
+    va, vb = (floats.fp8_decode(x, name).astype(np.float64) for x in (a, b))
+    # f32 accumulation: within a few f32 ulps of the sum of magnitudes
+    assert (np.abs(c - va @ vb) <= 1e-6 * (np.abs(va) @ np.abs(vb))).all()

@@ -69,9 +69,9 @@ def keyed(s: Specializer, *args, **kwargs):
 
 
 TORCH_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-                "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2"]
+                "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"]
 EXPECTED = ["int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "fp16", "bf16",
-            "fp32", "fp64", "fp8e4nv", "fp8e5"]
+            "fp32", "fp64", "fp8e4nv", "fp8e5", "fp8e4b8", "fp8e5b16"]
 
 
 def test_tensor_dtypes_each_get_their_pointer_type():

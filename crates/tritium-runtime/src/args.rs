@@ -401,6 +401,13 @@ mod tests {
         let a = unsafe { DLPackArg::read(&t) }.unwrap();
         assert!(!a.on_cuda());
         assert_eq!(a.dtype_name(), Some("bf16"));
+        t.bits = 8;
+        // DLPack's float8 codes: e4m3fn 10, e4m3fnuz 11, e5m2 12, e5m2fnuz 13
+        for (code, name) in [(10, "fp8e4nv"), (11, "fp8e4b8"), (12, "fp8e5"), (13, "fp8e5b16")] {
+            t.code = code;
+            assert_eq!(unsafe { DLPackArg::read(&t) }.unwrap().dtype_name(), Some(name));
+        }
+        t.bits = 16;
         t.code = 5; // complex
         assert_eq!(unsafe { DLPackArg::read(&t) }.unwrap().dtype_name(), None);
         t.lanes = 4;
