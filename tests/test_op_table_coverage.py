@@ -85,8 +85,7 @@ def test_encoder_writes_every_op(name):
         assert f"{key} = " in op_text, f"'{name}' lost attribute '{key}' in encoding: {op_text}"
 
 
-SCALARS = [D.int1, D.int8, D.int16, D.int32, D.int64, D.uint8, D.uint16, D.uint32, D.uint64,
-           D.float16, D.bfloat16, D.float32, D.float64, D.float8e4nv, D.float8e5]
+SCALARS = list(D.ALL_SCALARS)
 
 
 def test_scalar_kind_codes_come_from_rust():
