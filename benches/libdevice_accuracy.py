@@ -11,7 +11,10 @@ module); functions NumPy and math lack (Bessel functions, erfinv, erfcx,
 rows say "f64 ref" (that answer is correctly rounded for erfcinv, erfcx,
 normcdf(inv), lgamma and the Bessel functions near the origin:
 interpreter/libdevice_precise.py). Where PyTorch has
-the function, its error on the same inputs is printed beside ours.
+the function, its error on the same inputs is printed beside ours. Each row
+also names the error NVIDIA documents for the function
+(tests/libdevice_bounds.py, the bound tests/gpu/test_libdevice_gpu.py holds
+the GPU to) and how many inputs fall outside it.
 Integer and conversion functions are compared exactly with the interpreter.
 Prints a Markdown table; `--write` also saves it (the docs table of issue 14).
 """
@@ -26,6 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+import libdevice_bounds as B  # noqa: E402
 import libdevice_cases as C  # noqa: E402
 import libdevice_kernels as K  # noqa: E402
 from tritium.interpreter import libdevice_numpy  # noqa: E402
@@ -65,6 +69,18 @@ def answer(name, symbol, args, out_dtype):
     return libdevice_numpy.call(symbol, wide, np.dtype(np.float64)), "f64 ref" if out_dtype == np.float64 else "f64"
 
 
+def float_row(name, ret, args, got, ref, ref_kind, out_dtype):
+    """The table row of one variant from its GPU answer `got` and reference
+    `ref`: ulps (max, mean), and the inputs outside NVIDIA's documented error."""
+    if np.dtype(out_dtype).kind != "f":
+        return {"max": float(np.sum(got != ref)), "mean": None, "exact": True, "ref": "interpreter", "torch": None}
+    err = C.ulps(got, ref, out_dtype)
+    # NVIDIA's figures are distances from the correctly rounded result
+    ok, bound = B.within_bounds(name, ret, args, got, np.asarray(ref).astype(out_dtype))
+    return {"max": float(err.max()), "mean": float(err[np.isfinite(err)].mean()), "exact": False, "ref": ref_kind,
+            "torch": None, "bound": bound, "outside": int(np.sum(~ok))}
+
+
 def measure(torch, name, types, symbol, ret, n, rng):
     args = C.inputs(name, types, n, rng)
     out_dtype = np.bool_ if name in ("isnan", "isinf") else C.NP[ret]
@@ -75,11 +91,9 @@ def measure(torch, name, types, symbol, ret, n, rng):
     K.APPLY[len(types)][((n + block - 1) // block,)](*dev, got, n, FN=getattr(libdevice, name), BLOCK=block)
     got = got.cpu().numpy()
     ref, ref_kind = answer(name, symbol, args, out_dtype)
-    if np.dtype(out_dtype).kind != "f":
-        return {"max": float(np.sum(got != ref)), "mean": None, "exact": True, "ref": "interpreter", "torch": None}
-    err = C.ulps(got, ref, out_dtype)
-    row = {"max": float(err.max()), "mean": float(err[np.isfinite(err)].mean()), "exact": False, "ref": ref_kind,
-           "torch": None}
+    row = float_row(name, ret, args, got, ref, ref_kind, out_dtype)
+    if row["exact"]:
+        return row
     fn = torch_fn(torch, name)
     if fn is not None and all(t in ("fp32", "fp64") for t in types):
         with torch.no_grad():
@@ -100,8 +114,9 @@ def main() -> int:
         return 2
     only = set(filter(None, opts.only.split(",")))
     rng = np.random.default_rng(2024)
-    lines = ["| function | arguments | symbol | max ulp | mean ulp | reference | torch max ulp |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| function | arguments | symbol | max ulp | mean ulp | reference | torch max ulp | NVIDIA's bound | "
+             "outside it |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     start = time.time()
     failures = 0
     for name, types, symbol, ret in C.variants():
@@ -113,15 +128,15 @@ def main() -> int:
             r = measure(torch, name, types, symbol, ret, n, rng)
         except Exception as e:   # one broken function must not hide the others
             failures += 1
-            lines.append(f"| {name} | {', '.join(types)} | `{symbol}` | FAILED: {str(e).splitlines()[0][:80]} | | | |")
+            lines.append(f"| {name} | {', '.join(types)} | `{symbol}` | FAILED: {str(e).splitlines()[0][:80]} | | | | | |")
             continue
         if r["exact"]:
             lines.append(f"| {name} | {', '.join(types)} | `{symbol}` | {int(r['max'])} mismatches | exact | "
-                         f"interpreter | |")
+                         f"interpreter | | exact | {int(r['max'])} |")
             continue
         torch_col = "" if r["torch"] is None else f"{r['torch']:.2f}"
         lines.append(f"| {name} | {', '.join(types)} | `{symbol}` | {r['max']:.2f} | {r['mean']:.3f} | {r['ref']} | "
-                     f"{torch_col} |")
+                     f"{torch_col} | {r['bound']} | {r['outside']} |")
     table = "\n".join(lines)
     print(table)
     print(f"\n{len(lines) - 2} variants in {time.time() - start:.0f} s on {torch.cuda.get_device_name()}, "

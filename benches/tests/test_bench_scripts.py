@@ -102,6 +102,13 @@ def test_libdevice_accuracy_has_a_reference_for_every_variant():
         out = np.bool_ if name in ("isnan", "isinf") else cases.NP[ret]
         ref, kind = libdevice_accuracy.answer(name, symbol, args, out)
         assert np.shape(ref) == (8,) and kind in ("extended", "interpreter", "f64", "f64 ref"), (name, types)
+        # a GPU answer equal to the correctly rounded reference is inside NVIDIA's bound (the row's last column)
+        with np.errstate(all="ignore"):
+            row = libdevice_accuracy.float_row(name, ret, args, np.asarray(ref).astype(out), ref, kind, out)
+        assert row["exact"] or (row["outside"] == 0 and row["bound"]), (name, types, row)
+    bad = libdevice_accuracy.float_row("sin", "fp32", [np.ones(2, np.float32)], np.float32([0.9, 0.8414709]),
+                                       np.sin(np.ones(2)), "extended", np.float32)
+    assert bad["outside"] == 1 and bad["bound"] == "4 ulps"
 
 
 def test_autotune_bench_kernels_compile_for_every_config():
