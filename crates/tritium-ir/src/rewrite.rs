@@ -169,6 +169,22 @@ impl Function {
         }
     }
 
+    /// Appends an argument of type `ty` to `block` (a loop body gaining a carried slot).
+    pub fn add_block_arg(&mut self, block: Block, ty: Type) -> Value {
+        let index = self.blocks[block].args.len() as u32;
+        let v = self.values.push(ValueData { ty, def: ValueDef::BlockArg(block, index) });
+        self.blocks[block].args.push(v);
+        v
+    }
+
+    /// Appends a result of type `ty` to `op`.
+    pub fn add_op_result(&mut self, op: Op, ty: Type) -> Value {
+        let index = self.ops[op].results.len() as u32;
+        let v = self.values.push(ValueData { ty, def: ValueDef::OpResult(op, index) });
+        self.ops[op].results.push(v);
+        v
+    }
+
     /// Removes argument `index` of `block` (it must be unused), renumbering the rest.
     pub fn remove_block_arg(&mut self, block: Block, index: usize) {
         self.blocks[block].args.remove(index);

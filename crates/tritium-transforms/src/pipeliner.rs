@@ -258,7 +258,7 @@ impl Rewriter<'_> {
     fn apply(&mut self, parent: Block, plan: &Plan) {
         let s = plan.stages;
         let od = self.f.ops[plan.for_op].clone();
-        let (lb, ub, step) = (od.operands[0], od.operands[1], od.operands[2]);
+        let (lb, ub) = (od.operands[0], od.operands[1]);
         let iv_ty = self.f.value_type(lb);
         let i32t = self.types.scalar(ScalarKind::I32);
         let args = self.f.blocks[plan.body].args.clone();
@@ -308,27 +308,33 @@ impl Rewriter<'_> {
         for (k, &i) in plan.carried.iter().enumerate() {
             self.f.ops[plan.for_op].operands[3 + i] = carried_now[k];
         }
+        let init_read = self.constant(&mut at, i32t, 0);
+        let init_write = self.constant(&mut at, i32t, s as i64 - 1);
         // drain the copies issued past the end (they zero-fill their stage)
         let mut after = Cursor { block: parent, index: at.index + 1 };
         let wait0 = [("pending".to_string(), Attr::Int(0))].into_iter().collect();
         self.emit(&mut after, Opcode::AsyncWait, &[], None, wait0);
 
-        // the body's head: stage indices, the guard, the wait, the views
+        // the stages this iteration reads and writes, carried by the loop:
+        // read = i % s wraps with a compare and select, write = (i - 1) % s
+        // is the previous iteration's read (no division in the body)
+        let read = self.add_carried(plan, init_read, i32t);
+        let write = self.add_carried(plan, init_write, i32t);
+        let mut end = self.before_terminator(plan.body);
+        let one = self.constant(&mut end, i32t, 1);
+        let next = self.value(&mut end, Opcode::Add, &[read, one], i32t);
+        let n = self.constant(&mut end, i32t, s as i64);
+        let i1 = self.types.scalar(ScalarKind::I1);
+        let eq = [("pred".to_string(), Attr::Str("eq".into()))].into_iter().collect();
+        let wraps = self.emit(&mut end, Opcode::Cmp, &[next, n], Some(i1), eq).expect("one result");
+        let zero = self.constant(&mut end, i32t, 0);
+        let next = self.value(&mut end, Opcode::Select, &[wraps, zero, next], i32t);
+        let yield_op = *self.f.blocks[plan.body].ops.last().expect("a terminated body");
+        self.f.ops[yield_op].operands.extend([next, read]);
+
+        // the body's head: the guard, the wait, the views
         let mut at = Cursor { block: plan.body, index: 0 };
         let iv = args[0];
-        let rel = self.value(&mut at, Opcode::Sub, &[iv, lb], iv_ty);
-        let it = self.value(&mut at, Opcode::Div, &[rel, step], iv_ty);
-        let it = if iv_ty == i32t {
-            it
-        } else {
-            let rounding = Attrs::new();
-            self.emit(&mut at, Opcode::Cast, &[it], Some(i32t), rounding).expect("one result")
-        };
-        let n = self.constant(&mut at, i32t, s as i64);
-        let read = self.value(&mut at, Opcode::Rem, &[it, n], i32t);
-        let ahead = self.constant(&mut at, i32t, s as i64 - 1);
-        let w = self.value(&mut at, Opcode::Add, &[it, ahead], i32t);
-        let write = self.value(&mut at, Opcode::Rem, &[w, n], i32t);
         let dist = self.constant(&mut at, iv_ty, plan.step * (s as i64 - 1));
         let iv_ahead = self.value(&mut at, Opcode::Add, &[iv, dist], iv_ty);
         let guard = self.less_than(&mut at, iv_ahead, ub);
@@ -362,6 +368,14 @@ impl Rewriter<'_> {
         let mut end = self.before_terminator(plan.body);
         self.emit(&mut end, Opcode::AsyncCommit, &[], None, Attrs::new());
         self.make_dots_async(parent, plan);
+    }
+
+    /// A new loop-carried slot of `plan`'s loop starting at `init`; its
+    /// body argument (the caller adds the yielded value).
+    fn add_carried(&mut self, plan: &Plan, init: Value, ty: Type) -> Value {
+        self.f.ops[plan.for_op].operands.push(init);
+        self.f.add_op_result(plan.for_op, ty);
+        self.f.add_block_arg(plan.body, ty)
     }
 
     fn before_terminator(&self, block: Block) -> Cursor {

@@ -105,12 +105,25 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let asm = format!("cp.async.{cache}.shared.global [$0], [$1], {bytes}, $2;");
         let i32t = self.llvm.context.i32_type();
         let base = self.llvm.builder.build_ptr_to_int(dst.ptr, i32t, "")?;
+        // a register's offset is (thread ^ over) | rest with `rest` clear of
+        // the thread's bits, so (thread ^ over) + rest: the stage's base plus
+        // the thread part is summed once per distinct `over` (usually one)
+        // and each copy adds an immediate, not a register of its own
+        let mut thread_at: std::collections::HashMap<u32, IntValue<'c>> = std::collections::HashMap::new();
         for g in (0..tl.elems_per_thread()).step_by(vec as usize) {
             let b = &self.llvm.builder;
             let c = combine(&dst.bases, combine(&tl.lin.reg, g));
             let over = c & thread.bits;
-            let idx = b.build_or(b.build_xor(thread.value, self.i32_const(over as u64), "")?, self.i32_const((c & !thread.bits) as u64), "")?;
-            let addr = b.build_int_add(base, b.build_int_mul(idx, self.i32_const(eb as u64), "")?, "")?;
+            let at = match thread_at.get(&over) {
+                Some(&v) => v,
+                None => {
+                    let idx = b.build_xor(thread.value, self.i32_const(over as u64), "")?;
+                    let v = b.build_int_add(base, b.build_int_mul(idx, self.i32_const(eb as u64), "")?, "")?;
+                    thread_at.insert(over, v);
+                    v
+                }
+            };
+            let addr = b.build_int_add(at, self.i32_const(((c & !thread.bits) * eb) as u64), "")?;
             // masked lanes copy nothing and zero-fill: source size 0
             let size: IntValue<'c> = match &masks {
                 Some(m) => b.build_int_z_extend(m[g as usize].into_int_value(), i32t, "")?,

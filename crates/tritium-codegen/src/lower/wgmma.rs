@@ -38,6 +38,13 @@ struct Operand<'c> {
     mn_major: bool,
 }
 
+impl Operand<'_> {
+    /// Byte offset of element `c` of the tile.
+    fn bytes(&self, c: [u32; 2]) -> u32 {
+        combine(&self.buf.bases, flatten(&self.shape, &c)) * self.buf.elem_bytes
+    }
+}
+
 fn operand_strides(layout: &SharedLayout, shape: &[u32], k_dim: usize) -> Option<(u32, u32, u64, bool)> {
     let SharedLayout::Nvmma { swizzle_bytes: sw, transposed, .. } = *layout else { return None };
     let mode = match sw {
@@ -65,21 +72,32 @@ impl<'a, 'c> Lowering<'a, 'c> {
         Ok(Operand { buf: self.shared_buffer(op, v)?, shape, lbo, sbo, mode, mn_major })
     }
 
-    /// The 64-bit descriptor of `o`'s tile starting at element `at` plus
-    /// `units` (a warpgroup's index) times element `unit`; both are 8-row
-    /// aligned, where the swizzle leaves offsets additive.
-    fn descriptor(&self, o: &Operand<'c>, at: [u32; 2], unit: [u32; 2], units: IntValue<'c>) -> Result<IntValue<'c>> {
+    /// The 64-bit descriptor of `o`'s tile at `units` (a warpgroup's index)
+    /// times element `unit`: the base every instruction of the dot offsets
+    /// (see `offset_descriptor`).
+    fn base_descriptor(&self, o: &Operand<'c>, unit: [u32; 2], units: IntValue<'c>) -> Result<IntValue<'c>> {
         let b = &self.llvm.builder;
         let cx = self.llvm.context;
         let (i32t, i64t) = (cx.i32_type(), cx.i64_type());
-        let bytes = |c: [u32; 2]| combine(&o.buf.bases, flatten(&o.shape, &c)) * o.buf.elem_bytes;
-        let dynamic = b.build_int_mul(units, i32t.const_int(bytes(unit) as u64, false), "")?;
-        let base = b.build_ptr_to_int(o.buf.ptr, i32t, "")?;
-        let addr = b.build_int_add(b.build_int_add(base, dynamic, "")?, i32t.const_int(bytes(at) as u64, false), "")?;
+        let dynamic = b.build_int_mul(units, i32t.const_int(o.bytes(unit) as u64, false), "")?;
+        let addr = b.build_int_add(b.build_ptr_to_int(o.buf.ptr, i32t, "")?, dynamic, "")?;
         let start = b.build_and(b.build_right_shift(addr, i32t.const_int(4, false), false, "")?, i32t.const_int(0x3fff, false), "")?;
         let start = b.build_int_z_extend(start, i64t, "")?;
         let rest = ((o.lbo as u64 >> 4) & 0x3fff) << 16 | ((o.sbo as u64 >> 4) & 0x3fff) << 32 | o.mode << 62;
         Ok(b.build_or(start, i64t.const_int(rest, false), "")?)
+    }
+
+    /// `base` (from `base_descriptor`) moved to the tile starting at element
+    /// `at`, 8-row aligned, where the swizzle leaves offsets additive. The
+    /// start address field holds bits 4..18 of a shared address, all of
+    /// them below 256 KiB, so adding to it never carries into the strides:
+    /// one 64-bit add per instruction instead of recomputing the field.
+    fn offset_descriptor(&self, o: &Operand<'c>, base: IntValue<'c>, at: [u32; 2]) -> Result<IntValue<'c>> {
+        let off = (o.bytes(at) >> 4) as u64;
+        if off == 0 {
+            return Ok(base);
+        }
+        Ok(self.llvm.builder.build_int_add(base, self.llvm.context.i64_type().const_int(off, false), "")?)
     }
 
     pub(super) fn dot_wgmma(&mut self, op: Op, mma: &Mma, precision: &str) -> Result<()> {
@@ -158,13 +176,14 @@ impl<'a, 'c> Lowering<'a, 'c> {
         cons.extend(["l".to_string(), "l".to_string(), "r".to_string()]);
         let cons = cons.join(",");
         let ret = self.llvm.context.struct_type(&vec![reg_ty; n_regs], false);
+        let (base_a, base_b) = (self.base_descriptor(&oa, [64, 0], gm)?, self.base_descriptor(&ob, [0, instr_n], gn)?);
         for mi in 0..rm {
             for ni in 0..rn {
                 let c0 = (mi * rn + ni) as usize * per_instr;
                 for ki in 0..rk {
                     // this warpgroup's 64 rows of A and instr_n columns of B
-                    let da = self.descriptor(&oa, [mi * groups_m * 64, ki * k_instr], [64, 0], gm)?;
-                    let db = self.descriptor(&ob, [ki * k_instr, ni * wn * instr_n], [0, instr_n], gn)?;
+                    let da = self.offset_descriptor(&oa, base_a, [mi * groups_m * 64, ki * k_instr])?;
+                    let db = self.offset_descriptor(&ob, base_b, [ki * k_instr, ni * wn * instr_n])?;
                     let mut args = self.acc_operands(&acc[c0..c0 + per_instr], acc_per_reg)?;
                     args.extend([BasicValueEnum::from(da), db.into(), self.i32_const(1).into()]);
                     let out = self
