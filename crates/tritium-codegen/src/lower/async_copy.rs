@@ -101,6 +101,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
         }
         let ptrs = self.regs(ptr)?.clone();
         let masks = mask.map(|m| self.regs(m).cloned()).transpose()?;
+        // registers whose mask axis info proves equal read one register's
+        // (the others' compares are then dead: B's rows 8 apart share a
+        // K-tail test when K is a multiple of 16)
+        let same_mask = mask.and_then(|m| self.facts.dims(m)).map_or(0, |f| tl.lin.regs_within_blocks(&f.constancy));
         let cache = if bytes == 16 { "cg" } else { "ca" };
         let asm = format!("cp.async.{cache}.shared.global [$0], [$1], {bytes}, $2;");
         let i32t = self.llvm.context.i32_type();
@@ -126,7 +130,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             let addr = b.build_int_add(at, self.i32_const(((c & !thread.bits) * eb) as u64), "")?;
             // masked lanes copy nothing and zero-fill: source size 0
             let size: IntValue<'c> = match &masks {
-                Some(m) => b.build_int_z_extend(m[g as usize].into_int_value(), i32t, "")?,
+                Some(m) => b.build_int_z_extend(m[(g & !same_mask) as usize].into_int_value(), i32t, "")?,
                 None => self.i32_const(1),
             };
             let size = b.build_int_mul(size, self.i32_const(bytes as u64), "")?;

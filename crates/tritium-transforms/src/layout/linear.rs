@@ -139,6 +139,20 @@ impl LinearLayout {
         1 << k
     }
 
+    /// The register-index bits that move a thread's element only inside
+    /// aligned blocks of `block[d]` elements along each dim d (powers of
+    /// two): a value constant over such blocks (axis info's constancy) is
+    /// the same in registers differing only in these bits, as the thread
+    /// part XORs the same into both.
+    pub fn regs_within_blocks(&self, block: &[u64]) -> u32 {
+        let (logs, starts) = dim_bits(&self.shape);
+        let inside = (0..self.rank()).fold(0u32, |acc, d| {
+            let bits = block.get(d).map_or(0, |&b| b.max(1).ilog2()).min(logs[d]);
+            acc | ((1u32 << bits) - 1) << starts[d]
+        });
+        self.reg.iter().enumerate().filter(|&(_, &b)| b & !inside == 0).fold(0, |acc, (j, _)| acc | 1 << j)
+    }
+
     /// The layout of this tensor reduced along `dim`: the dim disappears;
     /// register bits along it go (a thread keeps one partial), lane and warp
     /// bits along it become copies (every thread of a group holds the result).
