@@ -132,6 +132,7 @@ pub fn lower_function<'c>(
         facts,
         values: HashMap::new(),
         tid,
+        warpgroup: None,
         smem_base,
         calls: CallState { callees },
         shared,

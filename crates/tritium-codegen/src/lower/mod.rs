@@ -59,6 +59,9 @@ pub(crate) struct Lowering<'a, 'c> {
     pub values: HashMap<Value, Regs<'c>>,
     /// Flat thread id within the block (blocks are 1-D: warps × 32 threads).
     pub tid: IntValue<'c>,
+    /// `tid / 128` broadcast from lane 0, made at the function's entry on
+    /// first use (wgmma's warpgroup index; see `uniform_warpgroup`).
+    pub warpgroup: Option<IntValue<'c>>,
     /// Byte offset of this function's shared memory in the kernel's dynamic
     /// shared array (0 in a kernel; an argument of a device function).
     pub smem_base: IntValue<'c>,

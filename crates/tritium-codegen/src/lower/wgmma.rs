@@ -149,9 +149,8 @@ impl<'a, 'c> Lowering<'a, 'c> {
         self.smem_candidate_barrier()?;
         self.smem_access(Access::read(oa.buf.range.0, oa.buf.range.1));
         self.smem_access(Access::read(ob.buf.range.0, ob.buf.range.1));
+        let group = self.uniform_warpgroup()?;
         let bld = &self.llvm.builder;
-        let (_, warp) = self.lane_warp()?;
-        let group = bld.build_right_shift(warp, self.i32_const(2), false, "")?;
         let (gm, gn) = if groups_m > 1 {
             (bld.build_int_unsigned_rem(group, self.i32_const(groups_m as u64), "")?, bld.build_int_unsigned_div(group, self.i32_const(groups_m as u64), "")?)
         } else {
@@ -166,14 +165,16 @@ impl<'a, 'c> Lowering<'a, 'c> {
             _ => ", 1, 1".to_string(),
         };
         let asm = format!(
-            "{{ .reg .pred p; setp.ne.b32 p, ${s}, 0; wgmma.mma_async.sync.aligned.m64n{instr_n}k{k_instr}.{acc_name}.{na}.{nb} {{{regs_list}}}, ${da}, ${db}, p{flags}; }}",
+            "wgmma.mma_async.sync.aligned.m64n{instr_n}k{k_instr}.{acc_name}.{na}.{nb} {{{regs_list}}}, ${da}, ${db}, ${s}{flags};",
             s = 2 * n_regs + 2,
             da = 2 * n_regs,
             db = 2 * n_regs + 1,
         );
         let mut cons: Vec<String> = (0..n_regs).map(|_| format!("={letter}")).collect();
         cons.extend((0..n_regs).map(|i| i.to_string()));
-        cons.extend(["l".to_string(), "l".to_string(), "r".to_string()]);
+        // scale-d (accumulate) as a predicate operand: one `mov.pred` the
+        // loop hoists, not a `setp` beside every instruction
+        cons.extend(["l".to_string(), "l".to_string(), "b".to_string()]);
         let cons = cons.join(",");
         let ret = self.llvm.context.struct_type(&vec![reg_ty; n_regs], false);
         let (base_a, base_b) = (self.base_descriptor(&oa, [64, 0], gm)?, self.base_descriptor(&ob, [0, instr_n], gn)?);
@@ -185,7 +186,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
                     let da = self.offset_descriptor(&oa, base_a, [mi * groups_m * 64, ki * k_instr])?;
                     let db = self.offset_descriptor(&ob, base_b, [ki * k_instr, ni * wn * instr_n])?;
                     let mut args = self.acc_operands(&acc[c0..c0 + per_instr], acc_per_reg)?;
-                    args.extend([BasicValueEnum::from(da), db.into(), self.i32_const(1).into()]);
+                    args.extend([BasicValueEnum::from(da), db.into(), self.llvm.context.bool_type().const_int(1, false).into()]);
                     let out = self
                         .llvm
                         .inline_asm(&asm, &cons, Some(ret.into()), &args, true)?
@@ -206,6 +207,29 @@ impl<'a, 'c> Lowering<'a, 'c> {
         self.wgmma_wait(&mut acc, kacc, pending)?;
         self.set(op, acc);
         Ok(())
+    }
+
+    /// This thread's warpgroup, lane 0's copy: ptxas then knows every lane
+    /// holds the same value and keeps the descriptors built from it in
+    /// uniform registers (not moved from vector registers per instruction).
+    /// Made once, right after the thread id at the function's entry: the
+    /// shuffle is convergent, so LLVM would not hoist it out of a loop.
+    fn uniform_warpgroup(&mut self) -> Result<IntValue<'c>> {
+        if let Some(g) = self.warpgroup {
+            return Ok(g);
+        }
+        let b = &self.llvm.builder;
+        let here = b.get_insert_block().ok_or_else(|| CodegenError::Internal("wgmma outside a block".into()))?;
+        let after_tid = self.tid.as_instruction().and_then(|i| i.get_next_instruction());
+        match after_tid {
+            Some(next) => b.position_before(&next),
+            None => return Err(CodegenError::Internal("the thread id is not an instruction".into())),
+        }
+        let group = b.build_right_shift(self.tid, self.i32_const(7), false, "")?;
+        let group = self.target.shuffle_idx(self.llvm, group, self.i32_const(0))?;
+        self.llvm.builder.position_at_end(here);
+        self.warpgroup = Some(group);
+        Ok(group)
     }
 
     /// `dot_wait`: each operand (an accumulator of an asynchronous dot) goes
