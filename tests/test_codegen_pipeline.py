@@ -10,6 +10,7 @@ import pytest
 
 import tritium
 import tritium.language as tl
+from ptx_loops import loop_bodies
 from tritium.compile import compile as compile_kernel
 from tritium.runtime import driver
 
@@ -127,16 +128,6 @@ def test_loads_contiguous_along_dim_0_are_wide_and_asynchronous(arch):
     assert not re.search(r"ld\.global(\.\w+)*\.[bu]16", ptx)
 
 
-def _loop_bodies(ptx):
-    """The text of each loop: from a label to the branch that jumps back to it."""
-    bodies = []
-    for m in re.finditer(r"^(\$L__BB\d+_\d+):", ptx, re.M):
-        back = re.search(r"bra(\.uni)?\s+" + re.escape(m.group(1)) + ";", ptx[m.end():])
-        if back:
-            bodies.append(ptx[m.end():m.end() + back.start()])
-    return bodies
-
-
 @pytest.mark.parametrize("stages", [2, 3])
 def test_each_element_is_copied_by_one_thread(stages):
     # a 128x64 A tile beside a 128x256 accumulator: A's copies are sized for
@@ -151,7 +142,7 @@ def test_each_element_is_copied_by_one_thread(stages):
 
 def test_wgmma_loop_dot_runs_on_into_the_next_iteration():
     ptx = _compile("cuda:90a", tile=(128, 256, 64), warps=8).asm["ptx"]
-    [body] = [b for b in _loop_bodies(ptx) if "wgmma.mma_async" in b]
+    [body] = [b for b in loop_bodies(ptx) if "wgmma.mma_async" in b]
     waits = re.findall(r"wgmma\.wait_group\.sync\.aligned (\d+);", body)
     assert waits == ["1"]                       # the dot leaves itself in flight
     # the copies refill the stage the previous iteration's dot read: only after it waited
@@ -177,5 +168,5 @@ def test_dot_of_an_operand_made_in_the_loop_waits_for_itself():
     sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32"}
     k = compile_kernel(scaled_a_loop, signature=sig, constexprs={"BM": 64, "BN": 64, "BK": 64}, target="cuda:90a",
                        num_warps=4, attrs={"divisibility": ["a_ptr", "b_ptr", "c_ptr", "K"]})
-    [body] = [b for b in _loop_bodies(k.asm["ptx"]) if "wgmma.mma_async" in b]
+    [body] = [b for b in loop_bodies(k.asm["ptx"]) if "wgmma.mma_async" in b]
     assert re.findall(r"wgmma\.wait_group\.sync\.aligned (\d+);", body) == ["0"]

@@ -2,7 +2,9 @@
 GROUP_SIZE_M tile-rows for cache reuse, an activation fused through a @jit
 helper; `matmul_autotuned` wraps it in autotune configs. `wrapped_matmul_kernel`
 (rows and columns wrapped modulo M and N, so only K is masked on loads) is the
-one the compile-time benches measure."""
+one the compile-time benches measure; `offset_matmul_kernel` is it with
+addresses recomputed from the K offset each iteration instead of advanced
+pointers (benches/gpu/autotune_bench.py's matmul)."""
 import tritium as triton
 import tritium.language as tl
 
@@ -89,3 +91,30 @@ matmul_autotuned = triton.autotune(
     ],
     key=["M", "N", "K"],
 )(matmul_kernel)
+
+
+@triton.jit
+def offset_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    grid_m = tl.cdiv(M, BLOCK_M)
+    grid_n = tl.cdiv(N, BLOCK_N)
+    width = GROUP_M * grid_n
+    first_m = (pid // width) * GROUP_M
+    group_rows = min(grid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % width) % group_rows
+    pid_n = (pid % width) // group_rows
+    rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    rn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * stride_am + (k0 + rk)[None, :] * stride_ak, mask=(k0 + rk)[None, :] < K,
+                    other=0.0)
+        b = tl.load(b_ptr + (k0 + rk)[:, None] * stride_bk + rn[None, :] * stride_bn, mask=(k0 + rk)[:, None] < K,
+                    other=0.0)
+        acc = tl.dot(a, b, acc)
+    cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :] * stride_cn, acc.to(tl.float16),
+             mask=(cm[:, None] < M) & (cn[None, :] < N))

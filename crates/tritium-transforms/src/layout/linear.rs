@@ -352,6 +352,26 @@ mod tests {
     }
 
     #[test]
+    fn registers_within_constant_blocks() {
+        // B's 64x128 tile copied 16 bytes a thread: registers 0..8 along
+        // the row, then rows 8, 16 and 32 apart (lanes and warps fill the rest)
+        let b = super::super::Blocked {
+            size_per_thread: vec![1, 8],
+            threads_per_warp: vec![2, 16],
+            warps_per_cta: vec![4, 1],
+            order: vec![1, 0],
+        };
+        let l = blocked(&b, &[64, 128]);
+        assert_eq!(l.reg.len(), 6);
+        // constant over 16 rows and 8 columns: the vector bits and the 8-row step
+        assert_eq!(l.regs_within_blocks(&[16, 8]), 0b001111);
+        // constant along whole rows only: the vector bits
+        assert_eq!(l.regs_within_blocks(&[1, 128]), 0b000111);
+        assert_eq!(l.regs_within_blocks(&[1, 1]), 0);
+        assert_eq!(l.regs_within_blocks(&[64, 128]), 0b111111);
+    }
+
+    #[test]
     fn permutation_between_register_orders() {
         let a = LinearLayout { shape: vec![2, 2], reg: vec![1, 2], lane: vec![], warp: vec![] };
         let b = LinearLayout { shape: vec![2, 2], reg: vec![2, 1], lane: vec![], warp: vec![] };

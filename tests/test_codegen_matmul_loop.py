@@ -1,0 +1,89 @@
+"""What one iteration of a pipelined matmul K loop costs, read from the PTX
+(no GPU): the integer and predicate work beside the copies and the
+tensor-core instructions, bounded by what Triton 3.6 emits for the same
+kernel at the same config, and the pieces that make it so — stage indices
+carried by the loop (no division), one wgmma descriptor per operand, copies
+addressed from one base, K-tail masks tested once per block axis info
+proves constant."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kernels.matmul import offset_matmul_kernel, wrapped_matmul_kernel
+from ptx_loops import instructions, integer_work, loop_bodies
+from tritium.compile import compile as compile_kernel
+from tritium.runtime import driver
+
+if driver.ptxas_path() is None:
+    pytest.skip("ptxas not found (pip install nvidia-cuda-nvcc-cu12)", allow_module_level=True)
+
+
+SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32",
+       "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32", "stride_cn": "i32"}
+# what the launcher's specialization gives 4096^3 row-major fp16 operands
+ALIGNED = ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"]
+
+
+def _loop(kernel, arch="cuda:90a", tile=(128, 128, 64, 4), stages=3, aligned=ALIGNED):
+    bm, bn, bk, warps = tile
+    k = compile_kernel(kernel, signature=SIG, target=arch, num_warps=warps, num_stages=stages,
+                       constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "stride_ak": 1,
+                                   "stride_bn": 1, "stride_cn": 1},
+                       attrs={"divisibility": aligned})
+    [body] = [b for b in loop_bodies(k.asm["ptx"]) if "cp.async.cg" in b]
+    return body
+
+
+# Triton 3.6's integer, predicate and move instructions per iteration of the
+# same kernels (its PTX for sm_90a, counted by tests/ptx_loops.integer_work);
+# before this bound tritium's offset 128x128x64 loop ran 161
+TRITON_INTEGER_WORK = {
+    (offset_matmul_kernel, (128, 128, 64, 4)): 103,
+    (offset_matmul_kernel, (128, 256, 64, 8)): 99,
+    (wrapped_matmul_kernel, (128, 256, 64, 8)): 84,
+}
+
+
+@pytest.mark.parametrize("kernel,tile", list(TRITON_INTEGER_WORK),
+                         ids=["offset-128x128x64-w4", "offset-128x256x64-w8", "advanced-128x256x64-w8"])
+def test_loop_integer_work_is_within_5_percent_of_tritons(kernel, tile):
+    body = _loop(kernel, tile=tile)
+    work = integer_work(body)
+    assert work <= TRITON_INTEGER_WORK[(kernel, tile)] * 1.05, (work, instructions(body))
+
+
+@pytest.mark.parametrize("arch", ["cuda:80", "cuda:90a"])
+@pytest.mark.parametrize("kernel", [offset_matmul_kernel, wrapped_matmul_kernel])
+def test_stage_indices_take_no_division(arch, kernel):
+    # the stages wrap with a compare and select: no rem, div, or the
+    # multiply-high of a division by a constant
+    ops = instructions(_loop(kernel, arch=arch))
+    assert not [op for op in ops if op.split(".")[0] in ("rem", "div") or op.startswith("mul.hi")], ops
+
+
+def test_each_wgmma_operand_has_one_descriptor_per_iteration():
+    # a base descriptor per operand (its stage), each instruction a 64-bit add
+    body = _loop(offset_matmul_kernel)
+    assert body.count("wgmma.mma_async") == 8
+    assert len(re.findall(r"cvt\.u64\.u32", body)) == 2, body
+
+
+@pytest.mark.parametrize("arch", ["cuda:80", "cuda:90a"])
+def test_copies_address_shared_memory_from_one_base_per_operand(arch):
+    # every cp.async destination is a staged buffer's base or that base plus an immediate
+    body = _loop(offset_matmul_kernel, arch=arch)
+    defs = dict(re.findall(r"add\.s32\s+(%r\d+), (%r\d+), -?\d+;", body))
+    dests = re.findall(r"cp\.async\.cg\.shared\.global \[(%r\d+)\]", body)
+    assert len(dests) == 16
+    assert len({defs.get(d, d) for d in dests}) <= 2, dests
+
+
+def test_k_tail_masks_are_tested_once_per_constant_block():
+    # K a multiple of 16 and k0 of 64: (k0 + rk) < K holds alike on 16
+    # consecutive rows, so B's 8 rows a thread copies (8 apart) take 4 tests
+    def tests(aligned):
+        return len(re.findall(r"setp\.lt\.s32", _loop(offset_matmul_kernel, aligned=aligned)))
+    unknown_k = [a for a in ALIGNED if a != "K"]
+    assert tests(ALIGNED) + 4 <= tests(unknown_k), (tests(ALIGNED), tests(unknown_k))
