@@ -87,3 +87,14 @@ def test_k_tail_masks_are_tested_once_per_constant_block():
         return len(re.findall(r"setp\.lt\.s32", _loop(offset_matmul_kernel, aligned=aligned)))
     unknown_k = [a for a in ALIGNED if a != "K"]
     assert tests(ALIGNED) + 4 <= tests(unknown_k), (tests(ALIGNED), tests(unknown_k))
+
+
+def test_an_amdgpu_link_leaves_nvidia_code_unchanged():
+    # lld resets LLVM's command-line options, NVPTX's 32-bit shared pointers
+    # among them: NVIDIA code compiled after an HSACO link must not change
+    # (it once went to 64-bit shared addresses, +5 instructions a K loop)
+    before = _loop(offset_matmul_kernel)
+    compile_kernel(offset_matmul_kernel, signature=SIG, target="hip:gfx942", num_warps=4,
+                   constexprs={"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "stride_ak": 1,
+                               "stride_bn": 1, "stride_cn": 1}, attrs={"divisibility": ALIGNED})
+    assert _loop(offset_matmul_kernel) == before

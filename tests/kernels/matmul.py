@@ -2,9 +2,7 @@
 GROUP_SIZE_M tile-rows for cache reuse, an activation fused through a @jit
 helper; `matmul_autotuned` wraps it in autotune configs. `wrapped_matmul_kernel`
 (rows and columns wrapped modulo M and N, so only K is masked on loads) is the
-one the compile-time benches measure; `offset_matmul_kernel` is it with
-addresses recomputed from the K offset each iteration instead of advanced
-pointers (benches/gpu/autotune_bench.py's matmul)."""
+one the compile-time benches measure."""
 import tritium as triton
 import tritium.language as tl
 
@@ -93,6 +91,8 @@ matmul_autotuned = triton.autotune(
 )(matmul_kernel)
 
 
+# wrapped_matmul_kernel with addresses recomputed from the K offset each
+# iteration instead of advanced pointers (benches/gpu/autotune_bench.py's matmul)
 @triton.jit
 def offset_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):

@@ -17,6 +17,19 @@ extern "C" {
 /// lld keeps global state during a link: one at a time per process; `false`
 /// once lld reported its state unusable.
 static LLD: Mutex<bool> = Mutex::new(true);
+
+/// Links run in this process. lld's driver resets every LLVM command-line
+/// option to its default, so whoever set one (NVPTX's short shared pointers)
+/// sets it again when this moved: see `with_llvm_options`.
+static LINKS: AtomicU64 = AtomicU64::new(0);
+
+/// Runs `f` with the number of links run so far, no link running meanwhile:
+/// a caller that set LLVM command-line options when the count was `n` sets
+/// them again (they were reset to their defaults) if it is no longer `n`.
+pub fn with_llvm_options<R>(f: impl FnOnce(u64) -> R) -> R {
+    let _lld = LLD.lock().unwrap_or_else(|p| p.into_inner());
+    f(LINKS.load(Ordering::Relaxed))
+}
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A scratch directory removed when dropped (lld reads and writes files).
@@ -51,6 +64,7 @@ pub fn link_hsaco(object: &[u8]) -> Result<Vec<u8>, String> {
     // SAFETY: argv points at live NUL-terminated strings; diag is writable for its length
     let rc = unsafe { tritium_lld_elf(ptrs.as_ptr(), ptrs.len() as c_int, diag.as_mut_ptr() as *mut c_char, diag.len() as c_ulong, &mut again) };
     *usable = again != 0;
+    LINKS.fetch_add(1, Ordering::Relaxed);
     drop(usable);
     let end = diag.iter().position(|&b| b == 0).unwrap_or(diag.len());
     let message = String::from_utf8_lossy(&diag[..end]).trim().to_string();

@@ -1,7 +1,7 @@
 //! The NVPTX target (sm_80, sm_89, sm_90, sm_90a): special registers through
 //! NVVM intrinsics, global memory through predicated inline PTX (`@p ld.global`),
 //! so masked-off lanes never touch memory and vector widths are exactly ours.
-use std::sync::Once;
+use std::sync::{Mutex, Once};
 
 use inkwell::module::Linkage;
 use inkwell::targets::{
@@ -83,14 +83,26 @@ impl Nvptx {
 
 static INIT: Once = Once::new();
 
+/// The lld link count when `-nvptx-short-ptr` was last set.
+static SHORT_PTR_SET_AT: Mutex<Option<u64>> = Mutex::new(None);
+
 /// Shared-memory (and const, local) pointers are 32 bits, as the hardware
 /// addresses them: a 64-bit pointer per staged-operand address would double
 /// the registers a tensor-core loop keeps live. NVPTX reads this from its
-/// command-line option only, so it is set once, before the first target machine.
+/// command-line option only, so it is set before the first target machine,
+/// and again after an AMDGPU link (lld resets every option to its default).
 fn short_shared_pointers() {
-    let args = [c"tritium".as_ptr(), c"-nvptx-short-ptr".as_ptr()];
-    // SAFETY: two valid NUL-terminated strings; called once, under `INIT`
-    unsafe { llvm_sys::support::LLVMParseCommandLineOptions(args.len() as i32, args.as_ptr(), std::ptr::null()) };
+    let mut set_at = SHORT_PTR_SET_AT.lock().unwrap_or_else(|p| p.into_inner());
+    tritium_lld::with_llvm_options(|links| {
+        if *set_at == Some(links) {
+            return;
+        }
+        let args = [c"tritium".as_ptr(), c"-nvptx-short-ptr".as_ptr()];
+        // SAFETY: two valid NUL-terminated strings; the option is unset here
+        // (never set, or reset by a link since), so it occurs once
+        unsafe { llvm_sys::support::LLVMParseCommandLineOptions(args.len() as i32, args.as_ptr(), std::ptr::null()) };
+        *set_at = Some(links);
+    });
 }
 
 /// A pointer to a NUL-terminated copy of `text` in global memory, as a generic pointer.
@@ -162,10 +174,8 @@ impl Target for Nvptx {
     }
 
     fn target_machine(&self) -> Result<TargetMachine> {
-        INIT.call_once(|| {
-            LlvmTarget::initialize_nvptx(&InitializationConfig::default());
-            short_shared_pointers();
-        });
+        INIT.call_once(|| LlvmTarget::initialize_nvptx(&InitializationConfig::default()));
+        short_shared_pointers();
         let triple = TargetTriple::create(self.triple());
         let target = LlvmTarget::from_triple(&triple).map_err(|e| CodegenError::Llvm(e.to_string()))?;
         target
