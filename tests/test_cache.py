@@ -87,12 +87,13 @@ def test_options_and_specialization_are_in_the_key():
     assert s.key_text(s.bind(a, 64, BLOCK=64)[0]) == spec_text(kern, a, 64, BLOCK=64)
 
 
-def test_codegen_debug_switches_are_in_the_key(monkeypatch):
-    monkeypatch.delenv("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER", raising=False)
+@pytest.mark.parametrize("switch", ["TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER", "TRITIUM_DEBUG_NO_PROXY_FENCE"])
+def test_codegen_debug_switches_are_in_the_key(monkeypatch, switch):
+    monkeypatch.delenv(switch, raising=False)
     base = key_for()
-    monkeypatch.setenv("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER", "1")
-    assert key_for() != base          # a barrier-less debug build is never served to a normal run
-    monkeypatch.setenv("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER", "")
+    monkeypatch.setenv(switch, "1")
+    assert key_for() != base          # a debug build is never served to a normal run
+    monkeypatch.setenv(switch, "")
     assert key_for() == base
 
 

@@ -98,3 +98,11 @@ def test_an_amdgpu_link_leaves_nvidia_code_unchanged():
                    constexprs={"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "stride_ak": 1,
                                "stride_bn": 1, "stride_cn": 1}, attrs={"divisibility": ALIGNED})
     assert _loop(offset_matmul_kernel) == before
+
+
+def test_the_proxy_fence_can_be_left_out_to_measure_it(monkeypatch):
+    # the fence after each cp.async wait (sm_90a); TRITIUM_DEBUG_NO_PROXY_FENCE=1
+    # drops it so the H100 shows what it costs
+    assert _loop(offset_matmul_kernel).count("fence.proxy.async") == 1
+    monkeypatch.setenv("TRITIUM_DEBUG_NO_PROXY_FENCE", "1")
+    assert "fence.proxy.async" not in _loop(offset_matmul_kernel)

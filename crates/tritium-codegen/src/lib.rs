@@ -36,6 +36,12 @@ pub struct Options {
     /// a call, and before the caller's next shared access after it). Off only
     /// to show they matter: `TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER=1`.
     pub cross_call_barriers: bool,
+    /// On sm_90a, `fence.proxy.async` after each `cp.async` wait: the copies
+    /// write through the generic proxy and wgmma reads through the async
+    /// one, which PTX's memory model fences (Triton 3.6 emits none for
+    /// cp.async operands). Off only to measure what it costs a loop:
+    /// `TRITIUM_DEBUG_NO_PROXY_FENCE=1`.
+    pub proxy_fence_after_copies: bool,
     /// Tile-level passes run before layout assignment.
     pub passes: PassOptions,
     /// NVIDIA's libdevice.10.bc, linked when a kernel calls a libdevice
@@ -64,7 +70,9 @@ impl Options {
         if !(1..=32).contains(&num_warps) || !num_warps.is_power_of_two() {
             return Err(num_warps_error(num_warps as i64));
         }
-        let off = std::env::var("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER").is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
+        let set = |name: &str| std::env::var(name).is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
+        let off = set("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER");
+        let no_fence = set("TRITIUM_DEBUG_NO_PROXY_FENCE");
         let arch = Arch::parse(arch)?;
         let wave = arch.target().warp_size();
         if num_warps * wave > 1024 {
@@ -79,6 +87,7 @@ impl Options {
             arch,
             num_warps,
             cross_call_barriers: !off,
+            proxy_fence_after_copies: !no_fence,
             passes: PassOptions::default(),
             libdevice: None,
             num_stages: 3,
@@ -264,7 +273,7 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &dyn Target, module: &mut tritium
         let facts = axis.funcs.remove(&f).ok_or_else(|| CodegenError::Internal(format!("no axis info for @{}", module.funcs[f].name)))?;
         let map = layouts.remove(&f).unwrap_or_default();
         let smem = lower::FuncShared { alloc: alloc.funcs[&f].clone(), plan: plans.remove(&f).unwrap_or_default() };
-        let info = lower::lower_function(llvm, target, module, f, options.num_warps, map, smem, &infos, facts)?;
+        let info = lower::lower_function(llvm, target, module, f, options, map, smem, &infos, facts)?;
         infos.insert(f, info);
     }
     // barriers: membar over every function's trace, callees first, with each

@@ -33,7 +33,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
     pub(super) fn lower_async_wait(&mut self, op: Op) -> Result<()> {
         let n = self.op(op).attrs.get("pending").and_then(Attr::as_int).unwrap_or(0).clamp(0, 7);
         self.asm_void(&format!("cp.async.wait_group {n};"))?;
-        if self.target.mma() == tritium_transforms::MmaSupport::V3 {
+        if self.target.mma() == tritium_transforms::MmaSupport::V3 && self.proxy_fence {
             // the copies wrote through the generic proxy; wgmma reads through the async one
             self.asm_void("fence.proxy.async.shared::cta;")?;
         }

@@ -44,7 +44,7 @@ pub struct FuncShared {
 }
 
 /// Lowers function `func_id` of `module` into `llvm.module`, launched with
-/// `num_warps` warps, with the layouts layout assignment gave its values.
+/// `options.num_warps` warps, with the layouts layout assignment gave its values.
 /// Callees must already be in `callees` (callees first).
 #[allow(clippy::too_many_arguments)]
 pub fn lower_function<'c>(
@@ -52,7 +52,7 @@ pub fn lower_function<'c>(
     target: &dyn Target,
     module: &Module,
     func_id: Func,
-    num_warps: u32,
+    options: &crate::Options,
     layouts: tritium_transforms::LayoutMap,
     shared: FuncShared,
     callees: &HashMap<Func, FunctionInfo<'c>>,
@@ -96,7 +96,7 @@ pub fn lower_function<'c>(
     let name = crate::symbol::symbol_name(&func.name);
     let f = if func.kernel {
         let f = llvm.module.add_function(&name, llvm.context.void_type().fn_type(&params, false), None);
-        target.mark_kernel(llvm, f, num_warps * target.warp_size())?;
+        target.mark_kernel(llvm, f, options.num_warps * target.warp_size())?;
         super::tma::mark_tensormap_params(llvm, f, &maps)?;
         f
     } else {
@@ -133,6 +133,7 @@ pub fn lower_function<'c>(
         values: HashMap::new(),
         tid,
         warpgroup: None,
+        proxy_fence: options.proxy_fence_after_copies,
         smem_base,
         calls: CallState { callees },
         shared,

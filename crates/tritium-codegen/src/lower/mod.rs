@@ -62,6 +62,8 @@ pub(crate) struct Lowering<'a, 'c> {
     /// `tid / 128` broadcast from lane 0, made at the function's entry on
     /// first use (wgmma's warpgroup index; see `uniform_warpgroup`).
     pub warpgroup: Option<IntValue<'c>>,
+    /// `Options::proxy_fence_after_copies`.
+    pub proxy_fence: bool,
     /// Byte offset of this function's shared memory in the kernel's dynamic
     /// shared array (0 in a kernel; an argument of a device function).
     pub smem_base: IntValue<'c>,
