@@ -48,6 +48,7 @@ def ref_decode(codes: np.ndarray, name: str) -> np.ndarray:
 def ref_encode(x: np.ndarray, name: str, rtz: bool = False, sat_inf: bool = True) -> np.ndarray:
     """`Lowering::fp8_encode` on f32 or f64 `x`: integer rounding of the bits."""
     mant, bias, max_code, specials, ties_away = FORMATS[name]
+    rtz = rtz and specials != "all_finite"   # e4b15 casts ignore the mode, as Triton's
     is64 = x.dtype == np.float64
     ut, mb, sbias, width = (np.uint64, 52, 1023, 64) if is64 else (np.uint32, 23, 127, 32)
     a = np.abs(x)
@@ -79,9 +80,19 @@ def ref_encode(x: np.ndarray, name: str, rtz: bool = False, sat_inf: bool = True
     if specials == "fnuz":
         signed = np.where(code == 0, np.uint8(0), signed)
         return np.where(~(a < np.inf), np.uint8(0x80), signed).astype(np.uint8)
-    if specials == "all_finite":
-        return np.where(np.isnan(x), sign | np.uint8(max_code), signed).astype(np.uint8)
+    if specials == "all_finite":   # NaN: +1.75 in casts, signed 1.875 in arithmetic
+        return np.where(np.isnan(x), np.uint8(max_code) | (np.uint8(0) if sat_inf else sign), signed).astype(np.uint8)
     return np.where(np.isnan(x), np.uint8(0x7F), signed).astype(np.uint8)
+
+
+def ref_encode_f16(h: np.ndarray, name: str, rtz: bool = False) -> np.ndarray:
+    """`Lowering::fp8_encode_f16` without PTX's cvt: e4b15 on the f16 bits
+    (`e4b15_from_f16_bits`), the others through an exact f32 widening."""
+    if name != "fp8e4b15":
+        return ref_encode(h.astype(np.float32), name, rtz=rtz)
+    bits = h.view(np.uint16).astype(np.uint32)
+    mag = np.minimum(bits & 0x7FFF, 0x7E << 7)
+    return (((mag + 0x40) >> 7) | ((bits >> 8) & 0x80)).astype(np.uint8)
 
 
 def interp_cast_bits(x: np.ndarray, src, name: str, rounding: str = "rtne") -> np.ndarray:
@@ -122,8 +133,8 @@ def test_decode_all_codes_matches_interpreter(name):
 @pytest.mark.parametrize("rounding", ["rtne", "rtz"])
 def test_encode_every_f16_code_matches_interpreter(name, rounding):
     h = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
-    # f16 -> fp8 goes through an exact f32 widening (or one sm_90 cvt of the same value)
-    ours = ref_encode(h.astype(np.float32), name, rtz=rounding == "rtz")
+    # f16 -> fp8 goes through an exact f32 widening (or one sm_90 cvt of the same value), e4b15 on the bits
+    ours = ref_encode_f16(h, name, rtz=rounding == "rtz")
     ref = interp_cast_bits(h, float16, name, rounding)
     bad = np.nonzero(ours != ref)[0]
     assert bad.size == 0, [(float(h[i]), hex(ours[i]), hex(ref[i])) for i in bad[:8]]
@@ -243,21 +254,95 @@ def test_new_formats_decode_to_their_documented_values(name):
         assert np.isnan(v[0x80]) and np.isfinite(np.delete(v, 0x80)).all() and v[0xFF] == -top
 
 
-def test_e4b15_matches_tritons_f16_bit_recipe():
-    """Triton's NVIDIA conversion (inline PTX in its extra/cuda/utils.py),
-    replayed on the f16 bits: |h| clamped to 1.75 (NaN too, by min.f16x2),
-    plus 0x40, the top byte; decoding puts the 7 low bits back at bit 7.
-    Every f16 code must give our bits."""
+def tritons_e4b15_from_f16_bits(h: np.ndarray) -> np.ndarray:
+    """Triton 3.6's NVIDIA conversion (inline PTX in its
+    language/extra/cuda/utils.py), replayed on f16 bits: |h| clamped to 1.75
+    (NaN and inf too: min.f16x2 returns the number), plus 0x40, the top
+    byte, with h's sign bit. Triton passes no rounding mode to it."""
+    h = h.astype(np.uint32)
+    mag = h & 0x7FFF
+    clamped = np.where(mag > 0x3F00, 0x3F00, mag)
+    return (((clamped + 0x40) >> 7) | ((h >> 8) & 0x80)).astype(np.uint8)
+
+
+def f32_to_f16_rz_bits(x: np.ndarray) -> np.ndarray:
+    """PTX `cvt.rz.f16.f32`, Triton's first step from f32 to e4b15: toward
+    zero (finite overflow to ±65504), NaN the canonical 0x7fff (NVIDIA's
+    conversions drop a NaN's sign: the H100 gives +1.75 for -NaN through
+    `cvt.f32.f16`, tests/gpu/test_fp8.py runs this very instruction)."""
+    with np.errstate(all="ignore"):
+        v = x.astype(np.float16)   # NumPy rounds once, to nearest even
+        away = np.abs(v.astype(np.float32)) > np.abs(x)
+        v = np.where(away, np.nextafter(v, np.float16(0)), v)
+    return np.where(np.isnan(x), np.uint16(0x7FFF), v.view(np.uint16))
+
+
+def _f32_e4b15_edges() -> np.ndarray:
+    """Every f32 sign/exponent/top-10-mantissa-bit pattern (f16's precision)
+    with the 13 bits below at their edges: exact, one ulp above, half way
+    and around it, one ulp below the next; every tie of e4b15 is there."""
+    hi = np.arange(1 << 19, dtype=np.uint32) << np.uint32(13)
+    lows = np.array([0, 1, 0xFFF, 0x1000, 0x1001, 0x1FFF], np.uint32)
+    return (hi[:, None] | lows[None, :]).ravel().view(np.float32)
+
+
+@pytest.mark.parametrize("rounding", ["rtne", "rtz"])
+def test_e4b15_matches_tritons_f16_bit_recipe(rounding):
+    """Every f16 code, either rounding mode, gives Triton's bits: the
+    interpreter, the compiled algorithm's mirror; decoding puts the 7 low
+    bits back at bit 7."""
     h = np.arange(65536, dtype=np.uint32).astype(np.uint16)
-    mag = h & np.uint16(0x7FFF)
-    clamped = np.where(mag > 0x3F00, np.uint16(0x3F00), mag).astype(np.uint32)
-    theirs = (((clamped + 0x40) >> 7) | ((h >> 8) & 0x80)).astype(np.uint8)
-    ours = interp_cast_bits(h.view(np.float16), float16, "fp8e4b15")
-    bad = np.nonzero(ours != theirs)[0]
-    assert bad.size == 0, [(hex(h[i]), hex(ours[i]), hex(theirs[i])) for i in bad[:8]]
+    theirs = tritons_e4b15_from_f16_bits(h)
+    for ours in (interp_cast_bits(h.view(np.float16), float16, "fp8e4b15", rounding),
+                 ref_encode_f16(h.view(np.float16), "fp8e4b15", rtz=rounding == "rtz")):
+        bad = np.nonzero(ours != theirs)[0]
+        assert bad.size == 0, [(hex(h[i]), hex(ours[i]), hex(theirs[i])) for i in bad[:8]]
     codes = np.arange(256, dtype=np.uint16)
     back = (((codes & 0x7F) << 7) | ((codes & 0x80) << 8)).astype(np.uint16).view(np.float16)
     assert np.array_equal(floats.fp8_decode(codes.astype(np.uint8), "fp8e4b15"), back.astype(np.float32))
+
+
+@pytest.mark.parametrize("rounding", ["rtne", "rtz"])
+def test_e4b15_from_f32_matches_tritons_rz_f16_then_recipe(rounding):
+    """Triton truncates f32 to f16 and runs the f16 recipe: one rounding to
+    nearest (ties away) after all, since truncating never crosses a tie,
+    and NaN of either sign +1.75. ~3M edge patterns and the samples."""
+    x = np.concatenate([_f32_e4b15_edges(), _f32_samples()])
+    theirs = tritons_e4b15_from_f16_bits(f32_to_f16_rz_bits(x))
+    for ours in (interp_cast_bits(x, float32, "fp8e4b15", rounding), ref_encode(x, "fp8e4b15", rtz=rounding == "rtz")):
+        bad = np.nonzero(ours != theirs)[0]
+        assert bad.size == 0, [(float(x[i]), hex(ours[i]), hex(theirs[i])) for i in bad[:8]]
+
+
+def test_e4b15_nan_sign_by_source():
+    """Where NaN's sign survives: an f16 NaN keeps it (Triton's recipe reads
+    the f16 bits), every wider source (f32, and bf16, f64 and the other fp8
+    formats, which Triton refuses and tritium reads as f32 would be) gives
+    +1.75; infinities keep their sign everywhere. Interpreter and the
+    compiled algorithm's mirror."""
+    nan16 = np.arange(0x7C01, 0x8000, dtype=np.uint16)
+    for sign, code in ((0, 0x7E), (0x8000, 0xFE)):
+        h = (nan16 | np.uint16(sign)).view(np.float16)
+        for rounding in ("rtne", "rtz"):
+            assert (interp_cast_bits(h, float16, "fp8e4b15", rounding) == code).all()
+            assert (ref_encode_f16(h, "fp8e4b15", rtz=rounding == "rtz") == code).all()
+    neg_nan32 = np.array([0xFFC00000, 0xFF800001, 0xFFFFFFFF, 0x7FC00000, 0x7F800001], np.uint32).view(np.float32)
+    with np.errstate(invalid="ignore"):
+        neg_nan64 = neg_nan32.astype(np.float64)
+    assert np.signbit(neg_nan64[:3]).all()
+    for x, src in ((neg_nan32, float32), (neg_nan32, tl.bfloat16), (neg_nan64, float64)):
+        assert (interp_cast_bits(x, src, "fp8e4b15") == 0x7E).all(), src
+        assert (interp_cast_bits(x, src, "fp8e4b15", "rtz") == 0x7E).all(), src
+    assert (ref_encode(neg_nan32, "fp8e4b15") == 0x7E).all() and (ref_encode(neg_nan64, "fp8e4b15") == 0x7E).all()
+    for src in ("fp8e4nv", "fp8e5", "fp8e4b8", "fp8e5b16"):   # NaN codes of either sign decode to NaN
+        codes = np.arange(256, dtype=np.uint8)
+        v = floats.fp8_decode(codes, src)
+        assert (interp_cast_bits(v[np.isnan(v)], DTYPES[src], "fp8e4b15") == 0x7E).all(), src
+    for x, src in ((np.array([-np.inf, np.inf], np.float32), float32), (np.array([-np.inf, np.inf]), float64),
+                   (np.array([-np.inf, np.inf], np.float16), float16)):
+        assert list(interp_cast_bits(x, src, "fp8e4b15")) == [0xFE, 0x7E], src
+    # arithmetic results keep the sign and the top code (a NaN cannot arise from e4b15 sums and products)
+    assert list(ref_encode(np.array([np.nan, -np.nan], np.float32), "fp8e4b15", sat_inf=False)) == [0x7F, 0xFF]
 
 
 @pytest.mark.parametrize("target,hw", [("hip:gfx942", True), ("hip:gfx90a", False)])
@@ -296,7 +381,7 @@ def test_interpreter_kernel_narrows_every_f16_code(name, rounding):
     h = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
     out = np.zeros(65536, np.uint8)
     _interp_cast[(1,)](h, tritium.reinterpret(out, DTYPES[name]), ROUNDING=rounding, BLOCK=65536)
-    ours = ref_encode(h.astype(np.float32), name, rtz=rounding == "rtz")
+    ours = ref_encode_f16(h, name, rtz=rounding == "rtz")
     bad = np.nonzero(out != ours)[0]
     assert bad.size == 0, [(float(h[i]), hex(out[i]), hex(ours[i])) for i in bad[:8]]
 

@@ -20,7 +20,7 @@ import tritium.language as tl
 from tritium.interpreter import floats
 from tritium.language import bfloat16, float16, float32, float64
 
-from test_codegen_fp8 import DTYPES, _f32_samples, interp_cast_bits
+from test_codegen_fp8 import DTYPES, _f32_e4b15_edges, _f32_samples, interp_cast_bits
 
 pytestmark = pytest.mark.gpu
 
@@ -119,10 +119,14 @@ def test_every_f16_code_to_fp8_matches_interpreter(name, rounding):
 @pytest.mark.parametrize("name", list(TORCH_FP8))
 def test_bf16_and_f64_to_fp8_match_interpreter(name):
     x = _f32_samples()
-    bf = (x.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)  # exact bf16 values
-    got = _bits(_run_cast(torch.from_numpy(bf).cuda().to(torch.bfloat16), TORCH_FP8[name], dst=name))
+    # the bf16 bits themselves (torch's f32 -> bf16 conversion would make every NaN positive)
+    bf_bits = (x.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    bf = (bf_bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    got = _bits(_run_cast(torch.from_numpy(bf_bits.view(np.int16)).cuda().view(torch.bfloat16), TORCH_FP8[name],
+                          dst=name))
     want = interp_cast_bits(bf, bfloat16, name)
-    assert np.array_equal(got, want), np.nonzero(got != want)[0][:8]
+    bad = np.nonzero(got != want)[0]
+    assert bad.size == 0, [(hex(bf_bits[i]), hex(got[i]), hex(want[i])) for i in bad[:8]]
     with np.errstate(invalid="ignore"):
         d = np.concatenate([x.astype(np.float64) * (1 + 2.0 ** -40), np.random.default_rng(3).standard_normal(50000)])
     got = _bits(_run_cast(torch.from_numpy(d).cuda(), TORCH_FP8[name], dst=name))
@@ -177,3 +181,62 @@ def test_fnuz_values_widen_like_torch(name):
     got = _run_cast(codes, torch.float32, src=name).cpu().numpy()
     want = codes.to(torch.float32).cpu().numpy()
     _same_wide(got, want)
+
+
+# Triton 3.6's e4b15 conversion on this GPU, written out as PTX (the same
+# instructions as its language/extra/cuda/utils.py, one value per thread):
+# f32 truncated to f16 by `cvt.rz`, |h| clamped to 1.75 by `min.f16`,
+# rounded half away on the bits, h's sign put back. Our casts must give its
+# bits, NaN signs included (what the hardware's cvt does with them).
+_TRITON_E4B15 = """{
+    .reg .b16 h, m, top;
+    .reg .b32 w, s;
+    %s
+    and.b16 m, h, 0x7fff;
+    mov.b16 top, 0x3f00;
+    min.f16 m, m, top;
+    cvt.u32.u16 w, m;
+    add.u32 w, w, 0x40;
+    shr.u32 w, w, 7;
+    cvt.u32.u16 s, h;
+    shr.u32 s, s, 8;
+    and.b32 s, s, 0x80;
+    or.b32 $0, w, s;
+}"""
+
+
+@tritium.jit
+def e4b15_both_ways_kernel(x_ptr, ours_ptr, theirs_ptr, n, ASM: tl.constexpr, CONS: tl.constexpr,
+                           ROUNDING: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(ours_ptr + offs, x.to(tl.float8e4b15, fp_downcast_rounding=ROUNDING), mask=m)
+    t = tl.inline_asm_elementwise(ASM, CONS, [x], dtype=tl.int32, is_pure=True, pack=1)
+    tl.store(theirs_ptr + offs, t.to(tl.uint8), mask=m)
+
+
+TRITON_E4B15_ASM = {"fp16": (_TRITON_E4B15 % "mov.b16 h, $1;", "=r,h"),
+                    "fp32": (_TRITON_E4B15 % "cvt.rz.f16.f32 h, $1;", "=r,f")}
+
+
+@pytest.mark.parametrize("src", ["fp16", "fp32"])
+@pytest.mark.parametrize("rounding", ["rtne", "rtz"])
+def test_e4b15_casts_equal_tritons_instructions(src, rounding):
+    if src == "fp16":
+        x = torch.arange(65536, dtype=torch.int32).to(torch.int16).view(torch.float16).cuda()
+    else:
+        x = torch.from_numpy(np.concatenate([_f32_e4b15_edges(), _f32_samples()])).cuda()
+    n = x.numel()
+    ours = torch.empty(n, dtype=torch.uint8, device="cuda")
+    theirs = torch.empty(n, dtype=torch.uint8, device="cuda")
+    asm, cons = TRITON_E4B15_ASM[src]
+    e4b15_both_ways_kernel[(triton_cdiv(n, 1024),)](x, _arg(ours, "fp8e4b15"), theirs, n, ASM=asm, CONS=cons,
+                                                    ROUNDING=rounding, BLOCK=1024)
+    got, want = _bits(ours), _bits(theirs)
+    bad = np.nonzero(got != want)[0]
+    xb = x.view(torch.int16 if src == "fp16" else torch.int32).cpu().numpy()
+    assert bad.size == 0, (bad.size, [(hex(xb[i] & 0xFFFFFFFF), hex(got[i]), hex(want[i])) for i in bad[:8]])
+    # and the interpreter gives the same bits
+    interp = interp_cast_bits(x.cpu().numpy(), float16 if src == "fp16" else float32, "fp8e4b15", rounding)
+    assert np.array_equal(interp, want)

@@ -174,4 +174,7 @@ def cast(x: np.ndarray, src: dtype, dst: dtype, rounding: str = "rtne") -> np.nd
             return x.astype(nt)
         if dst.is_fp64() or (dst.name in ("fp16", "fp32") and rounding == "rtne"):
             return x.astype(nt)  # NumPy rounds once, to nearest even
+        if dst.name == "fp8e4b15" and not src.is_fp16():
+            # Triton converts f32 to f16 first: NaN comes out positive (floats.py)
+            x = np.where(np.isnan(x), np.abs(x), x)
         return floats.round_to(x, dst.name, rounding, saturate_inf=True).astype(nt)

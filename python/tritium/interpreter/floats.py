@@ -9,10 +9,13 @@ Representation (every handle obeys it; `storage_dtype` is the single source):
 fp8 casts follow PTX `cvt.rn.satfinite`: finite overflow and ±inf saturate to
 ±max finite, NaN stays NaN (e4m3 has no infinity at all). Triton's other
 three fp8 formats (crates/tritium-codegen/src/lower/fp8.rs has the same rules):
-  fp8e4b15: e4m3 with bias 15 and every code finite; rounds to nearest with
-    ties away from zero and saturates at ±1.75 (its 0x7f, 1.875, is never
-    produced), NaN and ±inf becoming ±1.75 by their sign bit: what Triton's
-    NVIDIA conversion (f16 magnitude + half an ulp, clamped) computes;
+  fp8e4b15: e4m3 with bias 15 and every code finite; casts round to nearest
+    with ties away from zero whatever the rounding mode asked, and saturate
+    at ±1.75 (its 0x7f, 1.875, is never produced), ±inf becoming ±1.75: what
+    Triton's NVIDIA conversion (f16 magnitude + half an ulp, clamped; f32
+    truncated to f16 first) computes. NaN becomes 1.75 with the sign bit of
+    an f16 NaN, +1.75 from wider formats (`arith.cast` clears the sign: the
+    f32 → f16 step gives the canonical NaN);
   fp8e4b8, fp8e5b16 (e4m3fnuz, e5m2fnuz): biases 8 and 16, 0x80 the only
     NaN, no -0 (zero results are +0), no infinity: ±inf and NaN encode as
     NaN, finite overflow saturates to ±240 / ±57344, as Triton's AMD ones.
@@ -88,10 +91,10 @@ def round_to(x: np.ndarray, name: str, mode: str = "rtne", saturate_inf: bool = 
         _, e = np.frexp(x)  # x = f * 2**e with 0.5 <= |f| < 1
         ulp_exp = np.maximum(e - 1, emin) - m_bits
         scaled = np.ldexp(x, -ulp_exp)
-        if mode != "rtne":
-            r = np.trunc(scaled)
-        elif name in _TIES_AWAY:
+        if name in _TIES_AWAY:   # e4b15 has one rounding (Triton ignores the mode)
             r = np.copysign(np.floor(np.abs(scaled) + 0.5), scaled)
+        elif mode != "rtne":
+            r = np.trunc(scaled)
         else:
             r = np.rint(scaled)
         out = np.ldexp(r, ulp_exp)

@@ -23,9 +23,12 @@ pub(crate) enum Specials {
     /// e4m3fnuz / e5m2fnuz: 0x80 is the one NaN, there is no -0 and no
     /// infinity (±inf encodes as NaN, as Triton's AMD conversions do).
     Fnuz,
-    /// Triton's e4b15: every code is a finite number; NaN and ±inf saturate
-    /// to ±max keeping their sign bit, as Triton's NVIDIA conversion does
-    /// (casts: ±1.75; arithmetic: ±1.875).
+    /// Triton's e4b15: every code is a finite number. Casts follow Triton's
+    /// NVIDIA conversion (an f16 recipe; f32 goes to f16 first with
+    /// `cvt.rz`): ±inf become ±1.75; NaN becomes 1.75 with an f16 NaN's sign
+    /// bit, and +1.75 from every wider source (the f32 → f16 `cvt` gives the
+    /// canonical, positive NaN); the rounding mode is ignored (nearest, ties
+    /// away). Arithmetic results saturate at ±1.875 keeping the sign, NaN too.
     AllFinite,
 }
 
@@ -60,7 +63,7 @@ pub(crate) fn fp8_format(k: ScalarKind) -> Option<Fp8> {
 }
 
 impl Fp8 {
-    /// The code NaN encodes as, before the sign is applied (`AllFinite`: max, signed).
+    /// The code a NaN from f32/f64 encodes as (e4b15: +1.75, the cast's max).
     fn nan_code(self) -> u64 {
         match self.specials {
             Specials::Ieee | Specials::Fn => 0x7f,
@@ -70,17 +73,14 @@ impl Fp8 {
     }
 }
 
-/// Compile-time encoding of `v` (constants): rounded once (ties to even, or
-/// away for e4b15), finite overflow saturates; infinities stay infinite
-/// where the format has them; NaN per `Specials`. Same steps as
-/// `Lowering::fp8_encode`.
+/// Compile-time encoding of `v` (constants, a cast from f64): rounded once
+/// (ties to even, or away for e4b15), finite overflow saturates; infinities
+/// stay infinite where the format has them; NaN per `Specials` (e4b15:
+/// +1.75 whatever its sign, as from f32). Same steps as `Lowering::fp8_encode`.
 pub(crate) fn f64_to_fp8_bits(v: f64, f: Fp8) -> u8 {
     let sign = if v.is_sign_negative() { 0x80u8 } else { 0 };
     if v.is_nan() {
-        return match f.specials {
-            Specials::AllFinite => f.max_code as u8 | sign,
-            _ => f.nan_code() as u8,
-        };
+        return f.nan_code() as u8;
     }
     let a = v.abs();
     if a.is_infinite() && f.specials == Specials::Fnuz {
@@ -153,6 +153,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
     /// cast, PTX satfinite) and otherwise stay infinite where the format has
     /// them (arithmetic results); NaN and the fnuz rules per `Specials`.
     pub(super) fn fp8_encode(&self, x: FloatValue<'c>, f: Fp8, rtz: bool, sat_inf: bool) -> Result<IntValue<'c>> {
+        // e4b15 casts round to nearest whatever the mode asked: Triton's
+        // conversion has no other (its f32 → f16 step truncates, then the
+        // recipe rounds half away, which is one rounding to nearest)
+        let rtz = rtz && f.specials != Specials::AllFinite;
         let is64 = x.get_type() == self.llvm.context.f64_type();
         if !is64 && !rtz && sat_inf && f.ptx.is_some() && self.target.has_fp8_convert() {
             return self.fp8_encode_ptx(x, f, "f32");
@@ -214,10 +218,11 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 let not_finite = b.build_float_compare(FloatPredicate::UGE, a, ft.const_float(f64::INFINITY), "")?;
                 Ok(b.build_select(not_finite, i8t.const_int(f.nan_code(), false), signed, "")?.into_int_value())
             }
-            // NaN saturates like a too-large number, keeping its sign bit
+            // NaN saturates: a cast to +max (f32/f64 NaN loses its sign in
+            // Triton's f32 → f16 step), an arithmetic result keeping its sign
             Specials::AllFinite => {
                 let nan = b.build_float_compare(FloatPredicate::UNO, x, x, "")?;
-                let max = b.build_or(sign, i8t.const_int(sat, false), "")?;
+                let max = if sat_inf { i8t.const_int(sat, false) } else { b.build_or(sign, i8t.const_int(sat, false), "")? };
                 Ok(b.build_select(nan, max, signed, "")?.into_int_value())
             }
             Specials::Ieee | Specials::Fn => {
@@ -227,13 +232,40 @@ impl<'a, 'c> Lowering<'a, 'c> {
         }
     }
 
-    /// f16 `x` to fp8 bits: one PTX `cvt` where the target has it, else exact widening to f32.
+    /// f16 `x` to fp8 bits: one PTX `cvt` where the target has it, e4b15 on
+    /// the f16 bits, else exact widening to f32.
     pub(super) fn fp8_encode_f16(&self, x: FloatValue<'c>, f: Fp8, rtz: bool) -> Result<IntValue<'c>> {
         if !rtz && f.ptx.is_some() && self.target.has_fp8_convert() {
             return self.fp8_encode_ptx(x, f, "f16x2");
         }
+        if f.specials == Specials::AllFinite {
+            return self.e4b15_from_f16_bits(x, f);
+        }
         let wide = self.llvm.builder.build_float_ext(x, self.llvm.context.f32_type(), "")?;
         self.fp8_encode(wide, f, rtz, true)
+    }
+
+    /// e4b15 from f16, computed on the f16 bits as Triton's conversion does:
+    /// the magnitude bits clamped to 1.75's (NaN and inf too, which are
+    /// larger as integers), half an e4b15 ulp added (ties away), the top
+    /// 7 bits kept, and the f16 sign bit put back, so -NaN gives 0xfe.
+    /// (Widening first would lose that sign: NVIDIA's f16 → f32 `cvt` makes
+    /// every NaN the positive canonical one.) Exact and the same for any
+    /// rounding mode: Triton ignores it.
+    fn e4b15_from_f16_bits(&self, x: FloatValue<'c>, f: Fp8) -> Result<IntValue<'c>> {
+        let cx = self.llvm.context;
+        let b = &self.llvm.builder;
+        let i16t = cx.i16_type();
+        let c = |v: u64| i16t.const_int(v, false);
+        let h = b.build_bit_cast(x, i16t, "")?.into_int_value();
+        let mag = b.build_and(h, c(0x7fff), "")?;
+        // 1.75 as f16 bits; its e4b15 code is max_code
+        let top = c(f.max_code << 7);
+        let big = b.build_int_compare(IntPredicate::UGT, mag, top, "")?;
+        let mag = b.build_select(big, top, mag, "")?.into_int_value();
+        let code = b.build_right_shift(b.build_int_add(mag, c(0x40), "")?, c(7), false, "")?;
+        let sign = b.build_and(b.build_right_shift(h, c(8), false, "")?, c(0x80), "")?;
+        Ok(b.build_int_truncate(b.build_or(code, sign, "")?, cx.i8_type(), "")?)
     }
 
     /// `cvt.rn.satfinite.<fp8>x2.<src>`: both halves get `x`, the low byte is
@@ -294,7 +326,10 @@ mod tests {
         assert_eq!(f64_to_fp8_bits(1.75, f), 0x7e);
         assert_eq!(f64_to_fp8_bits(1.8, f), 0x7e); // 1.875 (0x7f) is never produced
         assert_eq!(f64_to_fp8_bits(f64::INFINITY, f), 0x7e);
-        assert_eq!(f64_to_fp8_bits(-f64::NAN, f), 0xfe);
+        assert_eq!(f64_to_fp8_bits(f64::NEG_INFINITY, f), 0xfe);
+        // NaN from a wide format is +1.75 whatever its sign (Triton's f32 → f16 step)
+        assert_eq!(f64_to_fp8_bits(-f64::NAN, f), 0x7e);
+        assert_eq!(f64_to_fp8_bits(f64::NAN, f), 0x7e);
         assert_eq!(f64_to_fp8_bits(2f64.powi(-18), f), 0x01); // half the smallest subnormal: away
         assert_eq!(f64_to_fp8_bits(-0.0, f), 0x80);
     }
