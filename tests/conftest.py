@@ -53,6 +53,8 @@ def cuda_device_count() -> int:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "gpu: needs a CUDA GPU (skipped without one)")
     config.addinivalue_line("markers", "hip: needs an AMD GPU with ROCm (skipped without one)")
+    config.addinivalue_line("markers", "wheel: builds the manylinux_2_28 release wheel (scripts/build_wheel.sh) "
+                            "and runs it in a fresh virtual environment")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -2,6 +2,8 @@
 # Everything the H100 session runs, in one call (device time is scarce):
 # install the wheel built into .gpu/, then the GPU test suite and every GPU
 # benchmark, side by side with the Triton installed on that machine.
+# The wheel: `bash scripts/build_wheel.sh .gpu` here first (manylinux_2_28
+# abi3, so it installs on the device machine's Python 3.12 and glibc).
 # Usage (on the device machine, repo root): bash benches/gpu/run_all.sh [pytest args...]
 set -uo pipefail
 pip install -q --no-deps --target /tmp/t .gpu/*.whl
