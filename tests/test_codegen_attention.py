@@ -2,7 +2,9 @@
 statistics (`m_i`, `l_i`) are carried in the layout of the rows of the
 `q @ k` accumulator, and `alpha[:, None]` meets the output accumulator
 without moving either tile through shared memory. What must be left in the
-loop: the cp.async copies, the two dots, and P staged for the second dot."""
+loop: the cp.async copies and the two dots; P (the first dot's accumulator,
+rounded to f16 in pairs) is the second wgmma's A operand in registers, and
+the first dot starts from no accumulator at all (scale-d 0)."""
 from __future__ import annotations
 
 import re
@@ -56,12 +58,31 @@ def test_attention_loop_keeps_its_tiles_in_registers(head_dim, block_n, warps, c
                        target="cuda:90a", num_warps=warps, num_stages=3,
                        attrs={"divisibility": ["Q", "K", "V", "Out", "N_CTX"]})
     body = _loop_body(k.asm["ptx"])
-    # one wait+barrier for the copies, one before P is stored, one before the
-    # second dot reads it, one before the next copies
-    assert body.count("bar.sync") <= 4, body.count("bar.sync")
-    # no f32 tile or row statistic moves through shared memory; P does, as f16
-    assert not re.search(r"st\.shared(\.v\d)?\.f32", body)
+    # one wait+barrier for the copies, one before the next copies: P no
+    # longer passes through shared memory between the dots
+    assert body.count("bar.sync") <= 2, body.count("bar.sync")
+    assert not re.search(r"st\.shared", body), "a tile is stored to shared memory inside the loop"
+    # the second dot takes A as four b32 registers per instruction
+    reg_a = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.f16\.f16 \{[^}]*\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}", body)
+    assert len(reg_a) == 128 // 64 * block_n // 16 // (warps // 4), len(reg_a)
+    # P rounded two elements per cvt; exp2 is Triton's flush-to-zero form
+    assert "cvt.rn.f16x2.f32" in body and "cvt.rn.f16.f32" not in body
+    assert "ex2.approx.ftz.f32" in body
     assert k.n_spills == 0
+
+
+def test_first_dot_of_a_zero_accumulator_does_not_read_it():
+    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32", "N_CTX": "i32"}
+    k = compile_kernel(attn_loop, signature=sig, constexprs={"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64},
+                       target="cuda:90a", num_warps=4, num_stages=3,
+                       attrs={"divisibility": ["Q", "K", "V", "Out", "N_CTX"]})
+    body = _loop_body(k.asm["ptx"])
+    # q @ k starts from tl.dot's zero accumulator: its first K step's scale-d
+    # predicate is false and no register of the loop is zeroed for it
+    preds = re.findall(r"wgmma\.mma_async[^;]*, (%p\d+), 1, 1", body)
+    assert preds, "no wgmma with a predicate scale-d"
+    assert len(set(preds)) == 2, preds   # false for q @ k's first step, true for the rest
+    assert not re.search(r"mov\.(b32|f32)\s+%f\d+, 0f00000000", body)
 
 
 def test_conversions_left_are_listed(capfd, monkeypatch):
@@ -71,5 +92,6 @@ def test_conversions_left_are_listed(capfd, monkeypatch):
                    target="cuda:90a", num_warps=4, attrs={"divisibility": ["Q", "K", "V", "Out", "N_CTX"]})
     err = capfd.readouterr().err
     targets = re.findall(r"@attn_loop line \d+: convert .*\n\s+to Some\((\w+)", err)
-    # q and P to shared memory for the dots, the result to a blocked layout for its store
-    assert sorted(targets) == ["Blocked", "Shared", "Shared"], err
+    # q to shared memory for its dot, P to the wgmma A operand registers (a
+    # renaming of the accumulator's), the result to a blocked layout for its store
+    assert sorted(targets) == ["Blocked", "DotOperand", "Shared"], err

@@ -178,8 +178,9 @@ def test_casts(arch, tmp_path):
     out = compile_ptx(cast_kernel, arch, signature="*fp32, *fp16, *i8, *bf16, *fp32, i32",
                       constexprs={"BLOCK": 256})
     ptx = out["ptx"]
-    assert "cvt.rn.f16.f32" in ptx and "cvt.rz.f16.f32" in ptx and "cvt.rzi.s32.f32" in ptx, ptx
-    assert "cvt.rn.bf16.f32" in ptx, ptx
+    # to nearest even: two registers per cvt (neighbouring elements); rtz one by one
+    assert "cvt.rn.f16x2.f32" in ptx and "cvt.rz.f16.f32" in ptx and "cvt.rzi.s32.f32" in ptx, ptx
+    assert "cvt.rn.bf16x2.f32" in ptx and "cvt.rn.f16.f32" not in ptx, ptx
     ptxas(ptx, arch, tmp_path)
 
 

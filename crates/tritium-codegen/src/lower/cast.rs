@@ -16,8 +16,14 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let (src, dst) = (data.operands[0], data.results[0]);
         let to = self.elem_type(op, self.ty(dst))?;
         self.elem_type(op, self.ty(src))?; // rejects element types we cannot hold
-        let b = &self.llvm.builder;
         let regs = self.regs(src)?.clone();
+        if data.opcode == Opcode::Cast {
+            if let Some(out) = self.narrow_in_pairs(op, &regs)? {
+                self.set(op, out);
+                return Ok(());
+            }
+        }
+        let b = &self.llvm.builder;
         let mut out = Vec::with_capacity(regs.len());
         for v in regs {
             out.push(match data.opcode {
@@ -30,6 +36,32 @@ impl<'a, 'c> Lowering<'a, 'c> {
         }
         self.set(op, out);
         Ok(())
+    }
+
+    /// f32 → f16/bf16 (to nearest even) two registers per instruction where
+    /// the target converts pairs: a thread's registers come in pairs of
+    /// neighbouring elements (the MMA layouts' consecutive columns), which
+    /// is how a dot operand packs them anyway. None: no pairs here.
+    fn narrow_in_pairs(&self, op: Op, regs: &[BasicValueEnum<'c>]) -> Result<Option<Vec<BasicValueEnum<'c>>>> {
+        let data = self.op(op);
+        let (from, to) = (self.kind(data.operands[0]), self.kind(data.results[0]));
+        let to_bf16 = match (from, to) {
+            (Some(ScalarKind::F32), Some(ScalarKind::F16)) => false,
+            (Some(ScalarKind::F32), Some(ScalarKind::BF16)) => true,
+            _ => return Ok(None),
+        };
+        let rounding = data.attrs.get("rounding").and_then(Attr::as_str).unwrap_or("");
+        if !matches!(rounding, "" | "rtne") || regs.len() % 2 != 0 {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(regs.len());
+        for pair in regs.chunks(2) {
+            match self.target.narrow_f32_pair(self.llvm, pair[0], pair[1], to_bf16)? {
+                Some(two) => out.extend(two),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(out))
     }
 
     fn cast_value(

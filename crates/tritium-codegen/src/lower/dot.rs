@@ -69,6 +69,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
         match (self.layouts.of(res).cloned(), self.layouts.of(a).is_some_and(Layout::is_shared), self.layouts.of(b).is_some_and(Layout::is_shared)) {
             (Some(Layout::Mma(m)), true, true) if m.version == 2 => self.dot_mma_v2(op, &m, &precision),
             (Some(Layout::Mma(m)), true, true) if m.version == 3 => self.dot_wgmma(op, &m, &precision),
+            // A from registers (`register_operand_a` in layout assignment)
+            (Some(Layout::Mma(m)), false, true) if m.version == 3 && matches!(self.layouts.of(a), Some(Layout::DotOperand(_))) => {
+                self.dot_wgmma(op, &m, &precision)
+            }
             (Some(Layout::Mma(m)), true, true) if m.version >= tritium_transforms::layout::MFMA => self.dot_amd(op, &m),
             _ => self.dot_fma(op),
         }

@@ -1,6 +1,6 @@
 //! Math ops: the fast ones map to the target's approximate f32 instructions
-//! exactly as Triton's (exp through ex2.approx with log2(e) scaling, sqrt and
-//! rsqrt approx); log, log2, sin, cos, erf and f64 exp call `mathlib`'s
+//! exactly as Triton's (exp through ex2.approx with log2(e) scaling, exp2
+//! through ex2.approx.ftz, sqrt and rsqrt approx); log, log2, sin, cos, erf and f64 exp call `mathlib`'s
 //! accurate helpers. f16/bf16 compute in f32 and round once.
 #[path = "../mathlib/mod.rs"]
 pub(crate) mod mathlib;
@@ -61,7 +61,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 let t = b.build_float_mul(x, x.get_type().const_float(mathlib::LOG2E), "")?;
                 self.approx(ApproxFn::Exp2, t)?
             }
-            (Opcode::Exp2, false) => self.approx(ApproxFn::Exp2, x)?,
+            (Opcode::Exp2, false) => self.approx(ApproxFn::Exp2Ftz, x)?,
             (Opcode::Sqrt, false) => self.approx(ApproxFn::Sqrt, x)?,
             (Opcode::Rsqrt, false) => self.approx(ApproxFn::Rsqrt, x)?,
             (Opcode::Exp, true) => accurate(MathFn::Exp)?,

@@ -130,11 +130,17 @@ impl<'a, 'c> Lowering<'a, 'c> {
             other => return Err(self.unsupported(op, format!("wgmma accumulating {other:?}"))),
         };
         let (reg_ty, letter, acc_per_reg) = self.acc_registers(kacc);
-        let (oa, ob) = (self.wgmma_operand(op, a, 1)?, self.wgmma_operand(op, b, 0)?);
-        if oa.mn_major || (ob.mn_major && ka.bits() != 16) {
+        // A in shared memory (a descriptor) or in registers (four b32 per instruction)
+        let oa = match self.layouts.of(a) {
+            Some(Layout::DotOperand(_)) if ka.bits() == 16 => None,
+            _ => Some(self.wgmma_operand(op, a, 1)?),
+        };
+        let ob = self.wgmma_operand(op, b, 0)?;
+        if oa.as_ref().is_some_and(|o| o.mn_major) || (ob.mn_major && ka.bits() != 16) {
             return Err(CodegenError::Internal("wgmma operands must be K-major except 16-bit B".into()));
         }
-        let (m, k) = (oa.shape[0], oa.shape[1]);
+        let a_shape = self.module.types.dims(self.ty(a)).to_vec();
+        let (m, k) = (a_shape[0], a_shape[1]);
         let n = ob.shape[1];
         let (wm, wn) = (mma.warps_per_cta[0], mma.warps_per_cta[1]);
         let (groups_m, instr_n) = (wm / 4, mma.instr_shape[1]);
@@ -145,9 +151,18 @@ impl<'a, 'c> Lowering<'a, 'c> {
         if acc.len() != (rm * rn) as usize * per_instr {
             return Err(CodegenError::Internal(format!("wgmma: {} accumulator registers for a {rm}x{rn} tiling", acc.len())));
         }
+        let a_regs = match oa {
+            None => Some(self.regs(a)?.clone()),
+            Some(_) => None,
+        };
+        if a_regs.as_ref().is_some_and(|r| r.len() != (rm * rk * 8) as usize) {
+            return Err(CodegenError::Internal(format!("wgmma: {} A registers for a {rm}x{rk} tiling", a_regs.as_ref().map_or(0, Vec::len))));
+        }
         // operands were stored by generic-proxy stores: make them visible to wgmma
         self.smem_candidate_barrier()?;
-        self.smem_access(Access::read(oa.buf.range.0, oa.buf.range.1));
+        if let Some(oa) = &oa {
+            self.smem_access(Access::read(oa.buf.range.0, oa.buf.range.1));
+        }
         self.smem_access(Access::read(ob.buf.range.0, ob.buf.range.1));
         let group = self.uniform_warpgroup()?;
         let bld = &self.llvm.builder;
@@ -159,34 +174,68 @@ impl<'a, 'c> Lowering<'a, 'c> {
         self.asm_void("wgmma.fence.sync.aligned;")?;
         let n_regs = per_instr / acc_per_reg;
         let regs_list = (0..n_regs).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
-        let flags = match (na, acc_name) {
+        // A from registers has no transpose flag (it is K-major by construction)
+        let flags = match (na, oa.is_some()) {
             ("s8" | "u8", _) => String::new(),
-            ("f16" | "bf16", _) => format!(", 1, 1, 0, {}", ob.mn_major as u32),
+            ("f16" | "bf16", true) => format!(", 1, 1, 0, {}", ob.mn_major as u32),
+            ("f16" | "bf16", false) => format!(", 1, 1, {}", ob.mn_major as u32),
             _ => ", 1, 1".to_string(),
         };
+        let a_words = if oa.is_some() { 1 } else { 4 };
+        let a_list = if oa.is_some() {
+            format!("${}", 2 * n_regs)
+        } else {
+            format!("{{{}}}", (0..4).map(|i| format!("${}", 2 * n_regs + i)).collect::<Vec<_>>().join(", "))
+        };
         let asm = format!(
-            "wgmma.mma_async.sync.aligned.m64n{instr_n}k{k_instr}.{acc_name}.{na}.{nb} {{{regs_list}}}, ${da}, ${db}, ${s}{flags};",
-            s = 2 * n_regs + 2,
-            da = 2 * n_regs,
-            db = 2 * n_regs + 1,
+            "wgmma.mma_async.sync.aligned.m64n{instr_n}k{k_instr}.{acc_name}.{na}.{nb} {{{regs_list}}}, {a_list}, ${db}, ${s}{flags};",
+            db = 2 * n_regs + a_words,
+            s = 2 * n_regs + a_words + 1,
         );
         let mut cons: Vec<String> = (0..n_regs).map(|_| format!("={letter}")).collect();
         cons.extend((0..n_regs).map(|i| i.to_string()));
+        cons.extend((0..a_words).map(|_| if oa.is_some() { "l".to_string() } else { "r".to_string() }));
         // scale-d (accumulate) as a predicate operand: one `mov.pred` the
         // loop hoists, not a `setp` beside every instruction
-        cons.extend(["l".to_string(), "l".to_string(), "b".to_string()]);
+        cons.extend(["l".to_string(), "b".to_string()]);
         let cons = cons.join(",");
+        // a zero accumulator is not read: the first K step runs with scale-d
+        // 0 (D = A·B) on undefined registers, so no zeros are kept live
+        let zero_acc = self.is_zero_constant(acc_v);
+        let undef: BasicValueEnum<'c> = match reg_ty {
+            BasicTypeEnum::FloatType(t) => t.get_undef().into(),
+            BasicTypeEnum::IntType(t) => t.get_undef().into(),
+            other => return Err(CodegenError::Internal(format!("wgmma accumulator register {other}"))),
+        };
         let ret = self.llvm.context.struct_type(&vec![reg_ty; n_regs], false);
-        let (base_a, base_b) = (self.base_descriptor(&oa, [64, 0], gm)?, self.base_descriptor(&ob, [0, instr_n], gn)?);
+        let base_a = match &oa {
+            Some(oa) => Some(self.base_descriptor(oa, [64, 0], gm)?),
+            None => None,
+        };
+        let base_b = self.base_descriptor(&ob, [0, instr_n], gn)?;
         for mi in 0..rm {
             for ni in 0..rn {
                 let c0 = (mi * rn + ni) as usize * per_instr;
                 for ki in 0..rk {
                     // this warpgroup's 64 rows of A and instr_n columns of B
-                    let da = self.offset_descriptor(&oa, base_a, [mi * groups_m * 64, ki * k_instr])?;
+                    let a_args: Vec<BasicValueEnum<'c>> = match (&oa, base_a, &a_regs) {
+                        (Some(oa), Some(base), _) => vec![self.offset_descriptor(oa, base, [mi * groups_m * 64, ki * k_instr])?.into()],
+                        // DotOperand registers: K pairs, rows +8, K +8, then K steps, then M tiles
+                        (_, _, Some(regs)) => {
+                            let r0 = ((mi * rk + ki) * 8) as usize;
+                            regs[r0..r0 + 8].chunks(2).map(|c| self.pack_b32(c).map(Into::into)).collect::<Result<_>>()?
+                        }
+                        _ => return Err(CodegenError::Internal("wgmma A is neither shared nor registers".into())),
+                    };
                     let db = self.offset_descriptor(&ob, base_b, [ki * k_instr, ni * wn * instr_n])?;
-                    let mut args = self.acc_operands(&acc[c0..c0 + per_instr], acc_per_reg)?;
-                    args.extend([BasicValueEnum::from(da), db.into(), self.llvm.context.bool_type().const_int(1, false).into()]);
+                    let first = zero_acc && ki == 0;
+                    let mut args = if first {
+                        vec![undef; n_regs]
+                    } else {
+                        self.acc_operands(&acc[c0..c0 + per_instr], acc_per_reg)?
+                    };
+                    args.extend(a_args);
+                    args.extend([BasicValueEnum::from(db), self.llvm.context.bool_type().const_int(!first as u64, false).into()]);
                     let out = self
                         .llvm
                         .inline_asm(&asm, &cons, Some(ret.into()), &args, true)?
@@ -207,6 +256,18 @@ impl<'a, 'c> Lowering<'a, 'c> {
         self.wgmma_wait(&mut acc, kacc, pending)?;
         self.set(op, acc);
         Ok(())
+    }
+
+    /// Whether `v` is a constant +0 (`tl.zeros`, an accumulator a dot starts from).
+    fn is_zero_constant(&self, v: tritium_ir::Value) -> bool {
+        let tritium_ir::ValueDef::OpResult(def, _) = self.func.values[v].def else { return false };
+        let d = self.op(def);
+        d.opcode == tritium_ir::Opcode::Const
+            && match d.attrs.get("value") {
+                Some(tritium_ir::Attr::Float(x)) => x.to_bits() == 0,
+                Some(tritium_ir::Attr::Int(i)) => *i == 0,
+                _ => false,
+            }
     }
 
     /// This thread's warpgroup, lane 0's copy: ptxas then knows every lane

@@ -532,7 +532,7 @@ impl Target for Amdgpu {
 
     fn approx_f32<'c>(&self, llvm: &Llvm<'c>, func: ApproxFn, x: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>> {
         let name = match func {
-            ApproxFn::Exp2 => "llvm.amdgcn.exp2",
+            ApproxFn::Exp2 | ApproxFn::Exp2Ftz => "llvm.amdgcn.exp2",
             ApproxFn::Sqrt => "llvm.amdgcn.sqrt",
             ApproxFn::Rsqrt => "llvm.amdgcn.rsq",
         };

@@ -162,6 +162,10 @@ pub struct AtomicAccess {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ApproxFn {
     Exp2,
+    /// `exp2` flushing subnormal inputs and results to zero: what `tl.math.exp2`
+    /// on f32 compiles to in Triton (`ex2.approx.ftz.f32`), one instruction
+    /// shorter than the subnormal-preserving form `tl.exp` keeps.
+    Exp2Ftz,
     Sqrt,
     Rsqrt,
 }
@@ -327,6 +331,12 @@ pub trait Target {
     /// f32 → f16 (a `half`) or bf16 (its bits as i16, see `lower`), rounded
     /// to nearest even or toward zero (`rtz`).
     fn narrow_f32<'c>(&self, llvm: &Llvm<'c>, value: BasicValueEnum<'c>, to_bf16: bool, rtz: bool) -> Result<BasicValueEnum<'c>>;
+    /// Two f32 values rounded to nearest even into f16 (`half`s) or bf16
+    /// (i16 bits) with one instruction, when the target has a paired
+    /// conversion (NVPTX `cvt.rn.{f16x2,bf16x2}.f32`); None: one `narrow_f32` each.
+    fn narrow_f32_pair<'c>(&self, _llvm: &Llvm<'c>, _lo: BasicValueEnum<'c>, _hi: BasicValueEnum<'c>, _to_bf16: bool) -> Result<Option<[BasicValueEnum<'c>; 2]>> {
+        Ok(None)
+    }
     /// `value` (an integer of kind `from`, or f64) rounded once to bf16 bits
     /// (i16), when the target has that conversion; None: the caller goes
     /// through f32, rounding twice as Triton does there.

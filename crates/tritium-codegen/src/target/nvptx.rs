@@ -360,6 +360,19 @@ impl Target for Nvptx {
         }
     }
 
+    fn narrow_f32_pair<'c>(&self, llvm: &Llvm<'c>, lo: BasicValueEnum<'c>, hi: BasicValueEnum<'c>, to_bf16: bool) -> Result<Option<[BasicValueEnum<'c>; 2]>> {
+        // `cvt.rn.f16x2.f32 d, a, b` puts a in d's upper half and b in its lower
+        let asm = format!("cvt.rn.{}x2.f32 $0, $1, $2;", if to_bf16 { "bf16" } else { "f16" });
+        let packed = llvm
+            .inline_asm(&asm, "=r,f,f", Some(llvm.context.i32_type().into()), &[hi, lo], false)?
+            .ok_or_else(|| CodegenError::Internal("cvt asm returned nothing".into()))?;
+        let half = if to_bf16 { llvm.context.i16_type().vec_type(2) } else { llvm.context.f16_type().vec_type(2) };
+        let b = &llvm.builder;
+        let pair = b.build_bit_cast(packed, half, "")?.into_vector_value();
+        let i32t = llvm.context.i32_type();
+        Ok(Some([b.build_extract_element(pair, i32t.const_zero(), "")?, b.build_extract_element(pair, i32t.const_int(1, false), "")?]))
+    }
+
     fn round_to_bf16<'c>(&self, llvm: &Llvm<'c>, value: BasicValueEnum<'c>, from: ScalarKind) -> Result<Option<BasicValueEnum<'c>>> {
         // `cvt.rn.bf16.{f64,s32,u32,s64,u64}` exist from sm_90 (PTX ISA 7.8)
         if !matches!(self.arch, NvArch::Sm90 | NvArch::Sm90a) {
@@ -512,6 +525,7 @@ impl Target for Nvptx {
     fn approx_f32<'c>(&self, llvm: &Llvm<'c>, func: ApproxFn, x: BasicValueEnum<'c>) -> Result<BasicValueEnum<'c>> {
         let asm = match func {
             ApproxFn::Exp2 => "ex2.approx.f32 $0, $1;",
+            ApproxFn::Exp2Ftz => "ex2.approx.ftz.f32 $0, $1;",
             ApproxFn::Sqrt => "sqrt.approx.f32 $0, $1;",
             ApproxFn::Rsqrt => "rsqrt.approx.f32 $0, $1;",
         };
