@@ -304,3 +304,39 @@ def test_compile_keeps_the_allocation_dump():
     k = tritium.compile(reduce_two_sites_kernel, signature="*fp32, *fp32", constexprs={"BLOCK": 1024},
                         target="cuda:90", num_warps=4)
     assert k.asm["allocation"].count("-> @centered") == 2, k.asm["allocation"]
+
+
+# --- a dot inside a callee whose caller keeps shared memory live ---------------
+
+def _dot_beside_call(arch: str) -> dict:
+    from kernels.dot_calls import dot_beside_call
+    attrs = {p.name: ALIGNED for p in dot_beside_call.params if not p.is_constexpr}
+    ir = dot_beside_call.compile_ir(signature="*fp16, *fp16, *fp16, *fp32, i32", constexprs={"N": 64, "BK": 64}, arg_attrs=attrs)
+    return _core.compile_ptx(ir, arch, 4)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_callee_dot_sits_above_the_callers_live_stage_buffers(arch, tmp_path):
+    out = _dot_beside_call(arch)
+    alloc = out["allocation"]
+    # the caller's two pipelined operand rings (3 stages of 64x64 f16 each)
+    # stay live across the call, so the callee's staged operands start after them
+    assert "@strided_tile_product base=49152 via" in alloc, alloc
+    assert out["shared"] == 49152 + 16384, alloc
+    ptxas(out["ptx"], arch, tmp_path)
+
+
+def ref_dot_beside_call(a, b, x, k, n):
+    side = sum(x[:, k0:k0 + n].astype(np.float32) @ x[:, k0:k0 + n].astype(np.float32) for k0 in range(0, k, n))
+    return a.astype(np.float32) @ b.astype(np.float32) + side
+
+
+def test_interpreter_dot_beside_call():
+    from kernels.dot_calls import dot_beside_call
+    n, k = 64, 128
+    rng = np.random.default_rng(3)
+    a, x = (rng.standard_normal((n, k)).astype(np.float16) for _ in range(2))
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = np.zeros((n, n), np.float32)
+    run_grid(dot_beside_call, (1,), [a, b, x, c, k], kwargs={"N": n, "BK": n})
+    np.testing.assert_allclose(c, ref_dot_beside_call(a, b, x, k, n), rtol=1e-3, atol=1e-2)

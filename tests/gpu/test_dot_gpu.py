@@ -166,6 +166,19 @@ def test_dot_inside_noinline_function():
     torch.testing.assert_close(c, 2 * (a.float() @ b.float()), rtol=1e-2, atol=2e-2)
 
 
+def test_callee_dot_at_a_nonzero_shared_offset():
+    # the kernel's pipelined stage buffers stay live across the call: the
+    # callee's staged operands sit above them (base 49152, see test_codegen_calls)
+    from kernels.dot_calls import dot_beside_call
+    n, k = 64, 256
+    a, x = (torch.randn(n, k, device="cuda", dtype=torch.float16) for _ in range(2))
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.empty(n, n, device="cuda")
+    dot_beside_call[(1,)](a, b, x, c, k, N=n, BK=n, num_warps=4, num_stages=3)
+    side = sum(x[:, k0:k0 + n].float() @ x[:, k0:k0 + n].float() for k0 in range(0, k, n))
+    torch.testing.assert_close(c, a.float() @ b.float() + side, rtol=1e-2, atol=5e-2)
+
+
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("n_ctx,head_dim", [(128, 64), (300, 64), (256, 128)])
 def test_attention(causal, n_ctx, head_dim):
