@@ -15,6 +15,9 @@ where the guide states another measure:
   bound is derived from libdevice's algorithm (`yn_f64_small_x_ulps`);
 - lgamma's bound holds outside (-23.0001, -2.2637) (double) and
   (-10.001, -2.264) (single), where it has zeros;
+- add/sub/mul/div/rcp/sqrt/fma in a rounding mode, rsqrt_rn and the
+  rounding conversions into floats are correctly rounded: the answer must be
+  the exact result rounded in the function's mode (`correctly_rounded`);
 - rcp64h is PTX's `rcp.approx.ftz.f64`, which the PTX ISA defines as an
   approximation with 20 mantissa bits and the low 32 bits of the result
   zero: it is compared in units of that format.
@@ -27,6 +30,7 @@ precision. Functions the tables below leave out keep a bound of 4 ulps.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -71,6 +75,148 @@ def _ulps(got, want, ret):
     return C.ulps(got, want, C.NP[ret])
 
 
+# --- "correctly rounded": the functions whose documented error is none -------
+#
+# For add/sub/mul/div/rcp/sqrt/fma and rsqrt_rn in a rounding mode and the
+# rounding conversions (int2float_rz, double2float_rd, ...) NVIDIA's bound is
+# the exact result rounded in the function's mode, so an answer is inside
+# when it *is* that rounding, decided against the exact real value, not
+# "0 ulps from a reference": a reference rounded to nearest is one ulp off
+# every directed rounding, and an f64 product or quotient rounded to
+# np.longdouble first and then to f64 is double rounded. Each element is
+# decided in np.longdouble where its error bound leaves no doubt and with
+# Fractions (sqrt and rsqrt by comparing squares) where it does.
+
+ROUNDING_MODES = ("rn", "rz", "rd", "ru")
+_ARITH = ("add", "sub", "mul", "div", "rcp", "sqrt", "fma", "rsqrt")
+_LD_EPS = np.finfo(np.longdouble).eps * 4   # a few roundings of np.longdouble (2^-61 on x86)
+
+
+def _sign(x) -> int:
+    return (x > 0) - (x < 0)
+
+
+def _exact_spec(name: str):
+    """(mode, approximate value and error bound from the arguments as
+    np.longdouble (0: exact), sign(t - exact value) for a Fraction t and the
+    arguments as Fractions, the exact value as a Fraction where it is
+    rational) of a correctly rounded function, or None."""
+    base, _, mode = name.rpartition("_")
+    if mode not in ROUNDING_MODES:
+        return None
+    if base == "rsqrt" and mode != "rn":
+        return None
+    if base in _ARITH:
+        def value(q):
+            return {"add": lambda: q[0] + q[1], "sub": lambda: q[0] - q[1], "mul": lambda: q[0] * q[1],
+                    "div": lambda: q[0] / q[1], "rcp": lambda: 1 / q[0], "fma": lambda: q[0] * q[1] + q[2]}[base]()
+
+        def cmp(t, q):
+            if base == "sqrt":
+                return -1 if t < 0 else _sign(t * t - q[0])
+            if base == "rsqrt":
+                return -1 if t <= 0 else _sign(t * t * q[0] - 1)
+            return _sign(t - value(q))
+
+        def approx(a):
+            v = {"add": lambda: a[0] + a[1], "sub": lambda: a[0] - a[1], "mul": lambda: a[0] * a[1],
+                 "div": lambda: a[0] / a[1], "rcp": lambda: 1 / a[0], "sqrt": lambda: np.sqrt(a[0]),
+                 "rsqrt": lambda: 1 / np.sqrt(a[0]), "fma": lambda: a[0] * a[1] + a[2]}[base]()
+            scale = np.abs(a[0] * a[1]) + np.abs(a[2]) if base == "fma" else np.abs(v)
+            err = scale * _LD_EPS
+            if base in ("add", "sub"):   # exact when TwoSum's error term is 0 (often: then no Fractions)
+                b = a[1] if base == "add" else -a[1]
+                bb = v - a[0]
+                err = np.where((a[0] - (v - bb)) + (b - bb) == 0, 0, err)
+            return v, err
+        return mode, approx, cmp, None if base in ("sqrt", "rsqrt") else value
+    src, two, dst = base.partition("2")
+    if two and src in ("int", "uint", "ll", "ull", "double") and dst in ("float", "double"):
+        # the argument's value itself, exact in np.longdouble (64-bit significand)
+        return mode, lambda a: (a[0], np.zeros_like(a[0])), lambda t, q: _sign(t - q[0]), lambda q: q[0]
+    return None
+
+
+def has_exact_rounding(name: str) -> bool:
+    return _exact_spec(name) is not None
+
+
+def _fraction(x) -> Fraction:
+    return Fraction(int(x)) if isinstance(x, np.integer) else Fraction(float(x))
+
+
+def correctly_rounded(name: str, ret: str, args: list[np.ndarray], got: np.ndarray) -> np.ndarray:
+    """A mask of the elements where `got` is the exact result of `name` on
+    `args` rounded in the function's mode (`has_exact_rounding(name)`):
+    rn to nearest with ties to even, rz toward zero, rd down, ru up. The sign
+    of a zero is not judged; non-finite answers are outside (the inputs of
+    libdevice_cases keep every exact result finite)."""
+    mode, approx_fn, cmp, _ = _exact_spec(name)
+    dt = C.NP[ret]
+    got = np.asarray(got, dt)
+    with np.errstate(all="ignore"):
+        ld = [np.asarray(a).astype(np.longdouble) for a in args]
+        approx, err = approx_fn(ld)
+        lo = np.nextafter(got, dt(-np.inf))
+        hi = np.nextafter(got, dt(np.inf))
+        G, LO, HI = (v.astype(np.longdouble) for v in (got, lo, hi))
+
+    def signs(bound_ld, bound_exact):
+        """sign(bound - exact value) per element: from np.longdouble where
+        the error bound decides it, else exactly."""
+        with np.errstate(all="ignore"):
+            d = bound_ld - approx
+            out = np.sign(d).astype(np.int64)
+            unsure = ~(np.abs(d) > err) & ~(err == 0)
+        for i in np.flatnonzero(unsure & np.isfinite(bound_ld)):
+            out[i] = cmp(bound_exact(i), [_fraction(a[i]) for a in args])
+        return out
+
+    F = lambda v: (lambda i: Fraction(float(v[i])))   # noqa: E731
+    if mode == "rn":   # between the midpoints to both neighbours; on one, got's last bit is even
+        even = (got.view(np.uint64 if dt == np.float64 else np.uint32) & 1) == 0
+        below = signs((LO + G) / 2, lambda i: (Fraction(float(lo[i])) + Fraction(float(got[i]))) / 2)
+        above = signs((G + HI) / 2, lambda i: (Fraction(float(got[i])) + Fraction(float(hi[i]))) / 2)
+        ok = ((below < 0) | ((below == 0) & even)) & ((above > 0) | ((above == 0) & even))
+    else:
+        at, up, down = signs(G, F(got)), signs(HI, F(hi)), signs(LO, F(lo))
+        rd = (at <= 0) & (up > 0)       # got <= v < next up
+        ru = (down < 0) & (at >= 0)     # next down < v <= got
+        if mode == "rd":
+            ok = rd
+        elif mode == "ru":
+            ok = ru
+        else:   # toward zero: down for a positive result, up for a negative one, 0 for 0
+            zero = signs(np.zeros_like(G), lambda i: Fraction(0))
+            ok = np.where(zero < 0, rd, np.where(zero > 0, ru, got == 0))
+    return ok & np.isfinite(got)
+
+
+def rounded_exactly(name: str, ret: str, args: list[np.ndarray]) -> np.ndarray:
+    """The correctly rounded answers themselves (for tests): of the np.longdouble
+    approximation rounded to nearest and its two neighbours, the one
+    `correctly_rounded` accepts; where cancellation (fma) left the
+    approximation further off, the exact value's neighbours."""
+    _, approx_fn, _, value = _exact_spec(name)
+    dt = C.NP[ret]
+    with np.errstate(all="ignore"):
+        near = approx_fn([np.asarray(a).astype(np.longdouble) for a in args])[0].astype(dt)
+    out = near.copy()
+    found = np.zeros(near.shape, bool)
+    for cand in (near, np.nextafter(near, dt(-np.inf)), np.nextafter(near, dt(np.inf))):
+        ok = correctly_rounded(name, ret, args, cand) & ~found
+        out[ok] = cand[ok]
+        found |= ok
+    for i in np.flatnonzero(~found):
+        near = dt(float(value([_fraction(a[i]) for a in args])))
+        for cand in (near, np.nextafter(near, dt(-np.inf)), np.nextafter(near, dt(np.inf))):
+            if correctly_rounded(name, ret, [a[i:i + 1] for a in args], np.array([cand], dt))[0]:
+                out[i], found[i] = cand, True
+                break
+    assert found.all(), name
+    return out
+
+
 def within_bounds(name: str, ret: str, args: list[np.ndarray], got: np.ndarray,
                   want: np.ndarray) -> tuple[np.ndarray, str]:
     """(a mask of the elements within the documented error, what the bound is)."""
@@ -84,6 +230,10 @@ def within_bounds(name: str, ret: str, args: list[np.ndarray], got: np.ndarray,
         with np.errstate(all="ignore"):
             close = np.abs(got - want) <= 1e-4 + FAST_RTOL * np.abs(want)
         return close | (got == want), f"rtol {FAST_RTOL}"
+    if has_exact_rounding(name):
+        mode = name.rpartition("_")[2]
+        same = (got == want) | (np.isnan(got) & np.isnan(want))
+        return correctly_rounded(name, ret, args, got) | (~np.isfinite(got) & same), f"correctly rounded ({mode})"
     if name.endswith(("_rn", "_rz", "_rd", "_ru")) or name in EXACT:
         return err == 0, "0 ulps"
     if name in ("fma", "fdim"):

@@ -102,10 +102,17 @@ def test_libdevice_accuracy_has_a_reference_for_every_variant():
         out = np.bool_ if name in ("isnan", "isinf") else cases.NP[ret]
         ref, kind = libdevice_accuracy.answer(name, symbol, args, out)
         assert np.shape(ref) == (8,) and kind in ("extended", "interpreter", "f64", "f64 ref"), (name, types)
-        # a GPU answer equal to the correctly rounded reference is inside NVIDIA's bound (the row's last column)
+        # a GPU answer equal to the correctly rounded reference (in the function's own rounding mode) is
+        # inside NVIDIA's bound (the row's last column)
+        B = libdevice_accuracy.B
         with np.errstate(all="ignore"):
-            row = libdevice_accuracy.float_row(name, ret, args, np.asarray(ref).astype(out), ref, kind, out)
+            got = B.rounded_exactly(name, ret, args) if B.has_exact_rounding(name) else np.asarray(ref).astype(out)
+            row = libdevice_accuracy.float_row(name, ret, args, got, ref, kind, out)
         assert row["exact"] or (row["outside"] == 0 and row["bound"]), (name, types, row)
+        if B.has_exact_rounding(name):   # and one ulp off it is outside
+            with np.errstate(all="ignore"):
+                off = libdevice_accuracy.float_row(name, ret, args, np.nextafter(got, out(np.inf)), ref, kind, out)
+            assert off["outside"] == 8 and off["bound"].startswith("correctly rounded"), (name, types, off)
     bad = libdevice_accuracy.float_row("sin", "fp32", [np.ones(2, np.float32)], np.float32([0.9, 0.8414709]),
                                        np.sin(np.ones(2)), "extended", np.float32)
     assert bad["outside"] == 1 and bad["bound"] == "4 ulps"
