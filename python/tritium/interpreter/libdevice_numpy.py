@@ -361,7 +361,8 @@ _FLOAT_FNS: dict[str, Callable] = {
     "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
     "atanh": np.arctanh, "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(10.0, x), "expm1": np.expm1,
     "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1.0 / np.sqrt(x), "cbrt": np.cbrt, "rcbrt": lambda x: 1.0 / np.cbrt(x),
+    "rsqrt": lambda x: 1.0 / np.sqrt(x), "cbrt": np.cbrt,
+    "rcbrt": lambda x: 1 / np.cbrt(np.asarray(x, np.longdouble)),   # rounded once (1/cbrt in f64: 2.03 ulps)
     "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint, "nearbyint": np.rint,
     "round": _round_half_away, "sinpi": _sinpi, "cospi": _cospi, "fabs": np.abs,
     "atan2": np.arctan2, "hypot": np.hypot, "rhypot": lambda x, y: 1.0 / np.hypot(x, y),
