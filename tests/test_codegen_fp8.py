@@ -230,6 +230,24 @@ def test_fp8_kernel_compiles(arch, src, dst, rounding, tmp_path):
     ptxas(ptx, arch, tmp_path)
 
 
+@tritium.jit
+def _f16_cast_kernel(x_ptr, y_ptr, ROUNDING: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(y_ptr.dtype.element_ty, fp_downcast_rounding=ROUNDING))
+
+
+@pytest.mark.parametrize("arch", sorted(set(ARCHS) | {"sm_90"}))
+@pytest.mark.parametrize("rounding", ["rtne", "rtz"])
+def test_e4b15_from_f16_reads_the_f16_bits(arch, rounding, tmp_path):
+    """No widening to f32 (NVIDIA's cvt.f32.f16 drops a NaN's sign, the
+    H100's 0x7e for -NaN): the integer recipe on the bits, the same for
+    either rounding mode (ref_encode_f16 mirrors it)."""
+    ptx = compile_ptx(_f16_cast_kernel, arch, signature="*fp16, *fp8e4b15",
+                      constexprs={"ROUNDING": rounding, "BLOCK": 128})["ptx"]
+    assert "cvt.f32.f16" not in ptx and "min.u16" in ptx, ptx
+    ptxas(ptx, arch, tmp_path)
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("name", FORMATS)
 def test_fp8_constant_compiles(arch, name, tmp_path):
