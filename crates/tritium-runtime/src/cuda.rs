@@ -29,6 +29,9 @@ pub const FUNC_SHARED_SIZE_BYTES: c_int = 1;
 pub const FUNC_LOCAL_SIZE_BYTES: c_int = 3;
 pub const FUNC_NUM_REGS: c_int = 4;
 pub const FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
+pub const FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT: c_int = 9;
+// CUshared_carveout: all of the unified L1/shared storage as shared memory
+pub const SHAREDMEM_CARVEOUT_MAX_SHARED: c_int = 100;
 
 const CUDA_SUCCESS: CuResult = 0;
 
