@@ -74,6 +74,26 @@ pub fn convert_needs_scratch(from: &TensorLayout, to: &TensorLayout) -> bool {
     from.lin != to.lin && from.lin.register_permutation_to(&to.lin).is_none()
 }
 
+/// Elements a layout conversion's scratch leaves after each row (its last
+/// dim): 16 bytes where rows are whole multiples of 128 bytes, so that rows
+/// written at once start on different banks. A tensor-core accumulator's
+/// warp writes 8 rows by 4 column pairs per store: 8-way bank conflicts
+/// unpadded, none padded; 16 contiguous bytes per thread stay contiguous.
+pub fn convert_row_pad(shape: &[u32], elem_bytes: u32) -> u32 {
+    let Some((&cols, lead)) = shape.split_last() else { return 0 };
+    if lead.iter().product::<u32>() < 2 || (cols * elem_bytes) % 128 != 0 {
+        return 0;
+    }
+    (16 / elem_bytes).max(1)
+}
+
+/// Scratch bytes of a layout conversion: its rows, padded.
+pub fn convert_scratch_bytes(shape: &[u32], elem_bytes: u32) -> u32 {
+    let numel: u32 = shape.iter().product();
+    let rows = shape.split_last().map_or(1, |(_, lead)| lead.iter().product::<u32>());
+    (numel + rows * convert_row_pad(shape, elem_bytes)) * elem_bytes
+}
+
 /// Alignment a shared layout needs: the NVMMA swizzles XOR address bits up
 /// to 8 rows of `swizzle_bytes`, so their tiles start on that boundary.
 pub fn shared_align(l: &SharedLayout) -> u32 {
@@ -136,7 +156,7 @@ pub fn plan_function(module: &Module, func: &Function, layouts: &LayoutMap) -> R
                     _ => {
                         let (from, to) = (tl(src).ok_or_else(|| missing(op))?, tl(res).ok_or_else(|| missing(op))?);
                         if convert_needs_scratch(&from, &to) {
-                            to.numel() * eb(src)
+                            convert_scratch_bytes(to.shape(), eb(src))
                         } else {
                             0
                         }
@@ -190,4 +210,71 @@ pub fn plan_function(module: &Module, func: &Function, layouts: &LayoutMap) -> R
         }
     }
     Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tritium_transforms::layout::{Blocked, LinearLayout, Mma};
+
+    /// The most distinct 4-byte words of one bank that one access of a warp
+    /// touches (1: conflict-free), over every access a thread of `l` makes:
+    /// `vec` consecutive registers at once, stored row-major with rows of
+    /// `stored_cols` elements. A warp's accesses of 8 and 16 bytes go in
+    /// phases of 16 and 8 lanes (128 bytes each).
+    fn bank_ways(l: &LinearLayout, vec: u32, stored_cols: u32, eb: u32) -> u32 {
+        let bytes = vec * eb;
+        let phase = 32 / (bytes / 4).max(1);
+        let mut worst = 0;
+        for warp in 0..l.num_warps() {
+            for r in (0..l.num_regs()).step_by(vec as usize) {
+                for lanes in (0..32).collect::<Vec<u32>>().chunks(phase as usize) {
+                    let mut words: HashMap<u32, Vec<u32>> = HashMap::new();
+                    for &lane in lanes {
+                        let c = l.coord(r, lane, warp);
+                        let at = (c[0] * stored_cols + c[1]) * eb;
+                        for w in (at / 4)..(at + bytes).div_ceil(4) {
+                            let bank = words.entry(w % 32).or_default();
+                            if !bank.contains(&w) {
+                                bank.push(w);
+                            }
+                        }
+                    }
+                    worst = worst.max(words.values().map(|w| w.len() as u32).max().unwrap_or(0));
+                }
+            }
+        }
+        worst
+    }
+
+    #[test]
+    fn accumulator_rows_are_padded_onto_different_banks() {
+        // the epilogue of a 128x128 fp16 matmul: the wgmma (or mma.sync)
+        // accumulator, converted to f16, goes to the blocked layout of its
+        // 16-byte global stores through scratch
+        let shape = [128u32, 128];
+        let pad = convert_row_pad(&shape, 2);
+        assert_eq!(pad, 8);
+        assert_eq!(convert_scratch_bytes(&shape, 2), 128 * 136 * 2);
+        for mma in [Mma { version: 3, warps_per_cta: vec![4, 1], instr_shape: vec![64, 128] },
+                    Mma { version: 2, warps_per_cta: vec![2, 2], instr_shape: vec![16, 8] }] {
+            let acc = Layout::Mma(mma).linear(&shape).unwrap();
+            // a thread's two adjacent columns are one 4-byte store
+            assert_eq!(bank_ways(&acc, 2, 128, 2), 8);
+            assert_eq!(bank_ways(&acc, 2, 128 + pad, 2), 1);
+        }
+        let out = Layout::Blocked(Blocked::for_shape(&shape, 2, 4, 32, 16)).linear(&shape).unwrap();
+        assert_eq!(out.contiguous_regs(1), 8);
+        assert_eq!(bank_ways(&out, 8, 128 + pad, 2), 1);
+    }
+
+    #[test]
+    fn short_rows_and_vectors_are_not_padded() {
+        assert_eq!(convert_row_pad(&[1024], 4), 0);
+        assert_eq!(convert_row_pad(&[1, 256], 2), 0);
+        assert_eq!(convert_row_pad(&[64, 48], 2), 0);
+        assert_eq!(convert_row_pad(&[64, 32], 4), 4);
+        assert_eq!(convert_row_pad(&[2, 4, 16], 8), 2);
+        assert_eq!(convert_scratch_bytes(&[64, 48], 2), 64 * 48 * 2);
+    }
 }

@@ -1,7 +1,8 @@
 //! Layouts at lowering time: element coordinates of a thread's registers
 //! (from the layout's linear form), `convert_layout` (a register permutation
 //! when every element stays in its thread, else through scratch shared
-//! memory), and the scratch itself. Scratch is op-local, so every scratch
+//! memory, its rows padded apart: smem_plan::convert_row_pad), and the
+//! scratch itself. Scratch is op-local, so every scratch
 //! buffer sits at offset 0 (what `tritium_analysis::Allocation` gives
 //! op-local buffers when nothing else is live; checked in `lower_module`).
 //! Barriers: one between each scratch op's writes and reads, and a candidate
@@ -56,8 +57,14 @@ impl<'a, 'c> Lowering<'a, 'c> {
             return Ok(());
         }
         let storage = self.storage_kind(op, self.ty(src))?;
-        let shape = to.shape().to_vec();
-        let out = self.gather(op, &[(from, regs)], storage, &[to], |lw, _, _, c| lw.linear(c, &shape))?;
+        // rows padded apart (smem_plan::convert_row_pad): written and read
+        // as a row-major array whose rows are `pad` elements longer
+        let mut padded = to.shape().to_vec();
+        if let Some(cols) = padded.last_mut() {
+            *cols += crate::smem_plan::convert_row_pad(to.shape(), storage.2);
+        }
+        let stored = padded.clone();
+        let out = self.gather_padded(op, &[(from, regs)], storage, &[to], &stored, |lw, _, _, c| lw.linear(c, &padded))?;
         self.set(op, out.into_iter().next().unwrap_or_default());
         Ok(())
     }
@@ -243,18 +250,33 @@ impl<'a, 'c> Lowering<'a, 'c> {
         &mut self,
         op: Op,
         srcs: &[(TensorLayout, Regs<'c>)],
-        (kind, st, eb): (Option<ScalarKind>, BasicTypeEnum<'c>, u32),
+        storage: (Option<ScalarKind>, BasicTypeEnum<'c>, u32),
         dsts: &[TensorLayout],
         index: impl Fn(&Self, usize, u32, &[IntValue<'c>]) -> Result<IntValue<'c>>,
     ) -> Result<Vec<Regs<'c>>> {
-        let total: u32 = srcs.iter().map(|(l, _)| l.numel()).sum();
+        self.gather_padded(op, srcs, storage, dsts, &[], index)
+    }
+
+    /// `gather`, the one source stored as a row-major array of shape
+    /// `stored` (its own shape with longer rows) when that is not empty.
+    pub(super) fn gather_padded(
+        &mut self,
+        op: Op,
+        srcs: &[(TensorLayout, Regs<'c>)],
+        (kind, st, eb): (Option<ScalarKind>, BasicTypeEnum<'c>, u32),
+        dsts: &[TensorLayout],
+        stored: &[u32],
+        index: impl Fn(&Self, usize, u32, &[IntValue<'c>]) -> Result<IntValue<'c>>,
+    ) -> Result<Vec<Regs<'c>>> {
+        let total: u32 = if stored.is_empty() { srcs.iter().map(|(l, _)| l.numel()).sum() } else { stored.iter().product() };
         let base = self.scratch_begin(op, total * eb)?;
         let mut prefix = 0;
         for (l, regs) in srcs {
             let thread = self.thread_coords(l)?;
+            let shape = if stored.is_empty() { l.shape() } else { stored };
             for (r, &v) in regs.iter().enumerate() {
                 let c = self.coords_at(l, &thread, r as u32)?;
-                let idx = self.linear(&c, l.shape())?;
+                let idx = self.linear(&c, shape)?;
                 self.scratch_store(base, prefix * eb, idx, eb, kind, v)?;
             }
             prefix += l.numel();
