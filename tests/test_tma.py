@@ -18,11 +18,24 @@ from tritium.runtime.compiled import _check_metadata
 from test_codegen_ptx import ptxas
 
 
+@pytest.fixture(autouse=True)
+def _tma_on(monkeypatch):
+    # these tests are about TMA, whatever the default (TRITIUM_TMA)
+    monkeypatch.setenv("TRITIUM_TMA", "1")
+
+
 @triton.jit
 def tma_copy(src, dst, BM: tl.constexpr, BN: tl.constexpr):
     pm, pn = tl.program_id(0), tl.program_id(1)
     v = src.load([pm * BM, pn * BN])
-    dst.store([pm * BM - 3, pn * BN + 5], v * 2)
+    dst.store([pm * BM - 3, pn * BN + 16], v * 2)
+
+
+@triton.jit
+def tma_shifted(src, dst, DN: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    v = src.load([pm * BM, pn * BN + DN])
+    dst.store([pm * BM - 3, pn * BN], v)
 
 
 @triton.jit
@@ -75,6 +88,40 @@ def test_descriptor_copies_use_tma_on_sm90(dtype, block, box, swizzle, copies, t
     # no ordinary global access is left
     assert not re.search(r"\bld\.global|\bst\.global", ptx)
     ptxas(ptx, "sm_90a", tmp_path)
+
+
+# (dtype, column shift in elements, claimed by TMA); blocks of one box each
+SHIFTS = [("fp16", 8, True), ("fp16", 7, False), ("fp16", 4, False), ("fp32", 4, True), ("fp32", 2, False),
+          ("fp8e5", 16, True), ("fp8e5", 8, False)]
+ONE_BOX = {"fp16": ([16, 64], 128), "fp32": ([16, 32], 128), "fp8e5": ([16, 64], 64)}
+
+
+@pytest.mark.parametrize("dtype,dn,tma", SHIFTS)
+def test_only_16_byte_aligned_columns_use_tma(dtype, dn, tma, tmp_path):
+    # a box whose first column is not on a 16-byte boundary faults the H100
+    # (an illegal instruction): such a load keeps the masked path, while the
+    # kernel's store (column pn * BN) still goes through TMA
+    block, swizzle = ONE_BOX[dtype]
+    t = f"tensordesc<{dtype}[{block[0]}, {block[1]}]>"
+    ck = _compile(tma_shifted, f"src={t},dst={t}", DN=dn, BM=block[0], BN=block[1])
+    ptx = ck.asm["ptx"]
+    store_map = [5, block, swizzle]
+    assert ck.metadata["tensormaps"] == ([[0, block, swizzle], store_map] if tma else [store_map])
+    assert ("mbarrier.try_wait" in ptx) == tma
+    assert (re.search(r"\bld\.global", ptx) is None) == tma
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 1
+    ptxas(ptx, "sm_90a", tmp_path)
+
+
+def test_tma_can_be_turned_off(monkeypatch):
+    # TRITIUM_TMA=0: descriptors take the masked path of every other target
+    t = "tensordesc<fp16[64, 64]>"
+    monkeypatch.setenv("TRITIUM_TMA", "0")
+    ck = _compile(tma_copy, f"src={t},dst={t}", BM=64, BN=64)
+    assert ck.metadata["tensormaps"] == []
+    assert "cp.async.bulk" not in ck.asm["ptx"] and "ld.global" in ck.asm["ptx"]
+    monkeypatch.setenv("TRITIUM_TMA", "1")
+    assert len(_compile(tma_copy, f"src={t},dst={t}", BM=64, BN=64).metadata["tensormaps"]) == 2
 
 
 def test_other_targets_keep_ordinary_accesses():

@@ -27,6 +27,10 @@ pub use target::{AmdArch, Amdgpu, Arch, NvArch, Nvptx, Target};
 /// The tile-level passes `compile_ptx` runs first (re-exported for tools).
 pub use tritium_transforms::{run_passes, PassOptions};
 
+/// Whether sm_90a compiles host tensor descriptors' accesses to TMA when
+/// `TRITIUM_TMA` does not say.
+pub const TMA_BY_DEFAULT: bool = true;
+
 /// Options of one compilation.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -42,6 +46,11 @@ pub struct Options {
     /// cp.async operands). Off only to measure what it costs a loop:
     /// `TRITIUM_DEBUG_NO_PROXY_FENCE=1`.
     pub proxy_fence_after_copies: bool,
+    /// On sm_90a, host tensor descriptors' loads and stores through TMA
+    /// (`claim_accesses`); off, they are the masked loads and stores of
+    /// every other target. `TRITIUM_TMA=1` / `TRITIUM_TMA=0` set it either
+    /// way; unset, it is `TMA_BY_DEFAULT`.
+    pub tma: bool,
     /// Tile-level passes run before layout assignment.
     pub passes: PassOptions,
     /// NVIDIA's libdevice.10.bc, linked when a kernel calls a libdevice
@@ -73,6 +82,11 @@ impl Options {
         let set = |name: &str| std::env::var(name).is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
         let off = set("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER");
         let no_fence = set("TRITIUM_DEBUG_NO_PROXY_FENCE");
+        let tma = match std::env::var("TRITIUM_TMA").map(|v| v.to_ascii_lowercase()) {
+            Ok(v) if matches!(v.as_str(), "1" | "true" | "yes" | "on") => true,
+            Ok(v) if matches!(v.as_str(), "0" | "false" | "no" | "off") => false,
+            _ => TMA_BY_DEFAULT,
+        };
         let arch = Arch::parse(arch)?;
         let wave = arch.target().warp_size();
         if num_warps * wave > 1024 {
@@ -88,6 +102,7 @@ impl Options {
             num_warps,
             cross_call_barriers: !off,
             proxy_fence_after_copies: !no_fence,
+            tma,
             passes: PassOptions::default(),
             libdevice: None,
             num_stages: 3,
@@ -137,12 +152,22 @@ pub struct TensorMapParam {
 /// The block accesses `target` does whole, claimed before the tile passes
 /// expand the rest: host tensor descriptors through TMA on sm_90a
 /// (`tritium_transforms::claim_tma`). Returns how many it claimed.
-pub fn claim_accesses(module: &mut tritium_ir::Module, target: &dyn Target) -> usize {
-    if target.mma() == tritium_transforms::MmaSupport::V3 {
-        tritium_transforms::claim_tma(module)
-    } else {
-        0
+/// Only accesses whose last-dimension offset axis info proves 16-byte
+/// aligned are claimed (the hardware faults on others); none when
+/// `options.tma` is off.
+pub fn claim_accesses(module: &mut tritium_ir::Module, target: &dyn Target, options: &Options) -> usize {
+    if !options.tma || target.mma() != tritium_transforms::MmaSupport::V3 {
+        return 0;
     }
+    tritium_transforms::claim_tma(module, &offset_divisibility)
+}
+
+/// Axis info's divisibility of scalars of kernel `func` (its arguments'
+/// facts from their attributes: a kernel has no caller).
+pub fn offset_divisibility(module: &tritium_ir::Module, func: &tritium_ir::Function, values: &[tritium_ir::Value]) -> Vec<u64> {
+    let args = tritium_analysis::arg_facts_from_attrs(module, func);
+    let info = tritium_analysis::FuncAxisInfo::compute(module, func, &args);
+    values.iter().map(|&v| info.get(v).divisibility).collect()
 }
 
 /// Where `compile_ptx_until` stops: after generating LLVM IR, after LLVM's
@@ -169,7 +194,7 @@ pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: S
     let mut owned = module.clone();
     let target = options.arch.target_with(options.libdevice.clone());
     let target: &dyn Target = target.as_ref();
-    claim_accesses(&mut owned, target);
+    claim_accesses(&mut owned, target, options);
     run_passes(&mut owned, &options.passes, None)?;
     let machine = target.target_machine()?;
     let context = Context::create();

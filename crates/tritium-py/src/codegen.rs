@@ -56,7 +56,7 @@ fn compile_ptx<'py>(
             tritium_ir::verify(&module).map_err(|e| crate::IRVerifyError::new_err(e.to_string()))?;
             stages.push(("frontend".into(), tritium_ir::print(&module)));
             let target = options.arch.target();
-            if tritium_codegen::claim_accesses(&mut module, target.as_ref()) > 0 {
+            if tritium_codegen::claim_accesses(&mut module, target.as_ref(), &options) > 0 {
                 stages.push(("claim_tma".into(), tritium_ir::print(&module)));
             }
             let mut dump = |name: &str, m: &tritium_ir::Module| stages.push((name.to_string(), tritium_ir::print(m)));

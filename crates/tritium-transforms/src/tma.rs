@@ -10,12 +10,18 @@
 //! access is claimed when it is that descriptor's own (its shape and stride
 //! operands are those arguments, the last stride the constant 1, the block
 //! the descriptor's, offsets scalars) and the box fits a tensor map
-//! (`tma_box`). Each claimed descriptor gets one new i64 kernel argument,
+//! (`tma_box`) and its last-dimension offset is known to be a multiple of
+//! 16 bytes. The hardware needs that last one: a box whose first column is
+//! not on a 16-byte boundary of global memory faults the whole kernel with
+//! an illegal instruction (Triton's interpreter asserts the same rule; the
+//! masked expansion has no such limit, so such accesses keep it). What is
+//! known comes from axis info, which the caller computes (`Divisibility`).
+//! Each claimed descriptor gets one new i64 kernel argument,
 //! appended after the others, marked `tensormap` with the box and swizzle
 //! it must be encoded with: the launcher reads those from the compiled
 //! kernel, so the two sides cannot disagree.
 use tritium_ir::ops::TENSORMAP_ATTR;
-use tritium_ir::{Attr, Attrs, Block, Function, Module, Op, Opcode, ScalarKind, TypeData, Value, ValueData, ValueDef};
+use tritium_ir::{Attr, Attrs, Function, Module, Op, Opcode, ScalarKind, TypeData, Value, ValueData, ValueDef};
 
 use crate::layout::SharedLayout;
 
@@ -75,36 +81,59 @@ pub fn tma_box(elem_bytes: u32, block: &[u32]) -> Result<TmaBox, String> {
     Ok(TmaBox { box_dims: vec![*rows, box_cols], swizzle_bytes, copies })
 }
 
+/// The divisibility (elements, a power of two) known for each of `values`,
+/// scalars of kernel `func` of the module: axis info's, which lives in
+/// `tritium-analysis` (codegen's `claim_accesses` passes it).
+pub type Divisibility<'a> = &'a dyn Fn(&Module, &Function, &[Value]) -> Vec<u64>;
+
+/// Bytes a TMA box's first column must be aligned to in global memory.
+pub const TMA_INNER_ALIGN_BYTES: u64 = 16;
+
 /// Claims every TMA-able host-descriptor access of every kernel of `m`;
 /// returns how many it claimed. A descriptor used in a loop reaches it as a
 /// loop-carried value the loop never changes (the frontend carries every
 /// field of an object a loop could change): canonicalize runs first when
 /// the module has host descriptors, so such uses see the arguments.
-pub fn claim_tma(m: &mut Module) -> usize {
+pub fn claim_tma(m: &mut Module, divisibility: Divisibility<'_>) -> usize {
     let has_descriptors = m.funcs.iter().any(|(_, f)| f.kernel && f.arg_attrs.iter().any(|a| a.contains_key(HOST_DESCRIPTOR_ATTR)));
     if !has_descriptors {
         return 0;
     }
     crate::canonicalize(m);
-    let Module { types, funcs, .. } = m;
     let mut claimed = 0;
-    for id in funcs.keys().collect::<Vec<_>>() {
-        let f = &mut funcs[id];
-        if f.kernel {
-            claimed += claim_in(types, f);
+    for id in m.funcs.keys().collect::<Vec<_>>() {
+        if !m.funcs[id].kernel {
+            continue;
         }
+        let module: &Module = m;
+        let sites = aligned_sites(module, &module.funcs[id], divisibility);
+        let Module { types, funcs, .. } = m;
+        claimed += claim_sites(types, &mut funcs[id], &sites);
     }
     claimed
 }
 
-fn claim_in(types: &mut tritium_ir::TypeTable, f: &mut Function) -> usize {
-    let sites: Vec<(Block, Op, usize)> = f
-        .ops_preorder()
+/// The claimable accesses of kernel `f` (op, the descriptor's base argument)
+/// whose last-dimension offset is known to start on a 16-byte boundary.
+fn aligned_sites(m: &Module, f: &Function, divisibility: Divisibility<'_>) -> Vec<(Op, usize)> {
+    let candidates: Vec<(Op, Site)> =
+        f.ops_preorder().into_iter().filter_map(|(_, op)| claimable(&m.types, f, op).map(|s| (op, s))).collect();
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    let inner: Vec<Value> = candidates.iter().map(|(_, s)| s.inner_offset).collect();
+    let known = divisibility(m, f, &inner);
+    candidates
         .into_iter()
-        .filter_map(|(b, op)| claimable(types, f, op).map(|arg| (b, op, arg)))
-        .collect();
+        .zip(known)
+        .filter(|((_, s), div)| div.saturating_mul(s.elem_bytes as u64) % TMA_INNER_ALIGN_BYTES == 0)
+        .map(|((op, s), _)| (op, s.arg))
+        .collect()
+}
+
+fn claim_sites(types: &mut tritium_ir::TypeTable, f: &mut Function, sites: &[(Op, usize)]) -> usize {
     let mut maps: Vec<(usize, Value)> = Vec::new();
-    for &(_, op, arg) in &sites {
+    for &(op, arg) in sites {
         let map = match maps.iter().find(|(a, _)| *a == arg) {
             Some(&(_, v)) => v,
             None => {
@@ -120,14 +149,23 @@ fn claim_in(types: &mut tritium_ir::TypeTable, f: &mut Function) -> usize {
     sites.len()
 }
 
+/// A TMA-able access: the descriptor's base argument, the offset of its
+/// last dimension and its element size.
+struct Site {
+    arg: usize,
+    inner_offset: Value,
+    elem_bytes: u32,
+}
+
 /// The block shape a host descriptor's base argument was marked with.
 fn descriptor_block(f: &Function, arg: usize) -> Option<Vec<u32>> {
     let list = f.arg_attrs.get(arg)?.get(HOST_DESCRIPTOR_ATTR)?.as_int_array()?;
     list.iter().map(|&d| u32::try_from(d).ok()).collect()
 }
 
-/// The base argument's index when `op` is a TMA-able access of a host descriptor.
-fn claimable(types: &tritium_ir::TypeTable, f: &Function, op: Op) -> Option<usize> {
+/// The site when `op` is a TMA-able access of a host descriptor (its
+/// offsets' alignment aside).
+fn claimable(types: &tritium_ir::TypeTable, f: &Function, op: Op) -> Option<Site> {
     let d = &f.ops[op];
     let block_ty = match d.opcode {
         Opcode::BlockLoad => f.value_type(d.results[0]),
@@ -165,7 +203,7 @@ fn claimable(types: &tritium_ir::TypeTable, f: &Function, op: Op) -> Option<usiz
         _ => return None,
     };
     tma_box(eb, dims).ok()?;
-    Some(arg)
+    Some(Site { arg, inner_offset: offsets[r - 1], elem_bytes: eb })
 }
 
 fn is_const_one(f: &Function, v: Value) -> bool {
