@@ -95,7 +95,7 @@ def test_keyword_parameters_bind_like_python():
     assert grid == (4, 1, 1) and reads == (("ptr", 128), 1, 2.0, None)
 
 
-@pytest.mark.parametrize("kwargs", [{"num_warps": 4}, {"stream": 0}, {"nope": 1}, {"x": 1}])
+@pytest.mark.parametrize("kwargs", [{"num_warps": 4}, {"stream": 0}, {"enable_fp_fusion": False}, {"nope": 1}, {"x": 1}])
 def test_options_unknown_and_duplicate_keywords_are_pythons(kwargs):
     s, L, calls = launcher()
     t = CountingTensor(64)

@@ -79,18 +79,20 @@ class ASTSource:
 
 def compile(src: Any, target: Any = None, options: dict | None = None, **kwargs: Any) -> CompiledKernel:
     """`triton.compile`: an ASTSource, a target (GPUTarget or "cuda:90"; the
-    current device's by default) and options (num_warps, num_stages, debug).
+    current device's by default) and options (num_warps, num_stages, debug,
+    enable_fp_fusion).
     A @jit function as first argument is `tritium.compile(fn, ...)`."""
     if not isinstance(src, ASTSource):   # a @jit function: tritium.compile's form
         return compile_with_target(src, target=target, **{**(options or {}), **kwargs})
     options = dict(options or {})
-    unknown = set(options) - {"num_warps", "num_stages", "debug", "num_ctas"}
+    unknown = set(options) - {"num_warps", "num_stages", "debug", "num_ctas", "enable_fp_fusion"}
     if unknown:
         raise ValueError(f"compile: unsupported option(s) {', '.join(sorted(unknown))}")
     signature, constexprs, attrs = src.tritium_arguments()
     return compile_with_target(src.fn, signature, constexprs, target, num_warps=options.get("num_warps", 4),
                                num_stages=options.get("num_stages", 3), attrs=attrs,
-                               debug=bool(options.get("debug", False)))
+                               debug=bool(options.get("debug", False)),
+                               enable_fp_fusion=options.get("enable_fp_fusion", True))
 
 
 __all__ = ["ASTSource", "CompiledKernel", "KernelMetadata", "Target", "compile"]

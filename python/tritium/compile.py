@@ -24,19 +24,23 @@ from .runtime.jit import JITFunction
 
 def compile(fn: Any, signature: Any = None, constexprs: dict | None = None, target: Any = None,
             num_warps: int = 4, num_stages: int = 3, attrs: dict | None = None,
-            debug: bool = False, dump_stages: bool = False, options: dict | None = None) -> CompiledKernel:
+            debug: bool = False, dump_stages: bool = False, options: dict | None = None,
+            enable_fp_fusion: bool = True) -> CompiledKernel:
     """Compiles the @jit function `fn` for `signature` ("x_ptr=*fp32,n=i32",
     "*fp32, i32", a list, or a dict by name) and `constexprs` (by name);
     `attrs` names specialization properties ({"divisibility": ["x_ptr", "n"]}).
     `target` is "cuda:90", a GPUTarget, or None (the current device's; sm_90
     without a GPU). `dump_stages` keeps the tile IR after each pass in
-    `.asm["stages"]`. Triton's form, `compile(ASTSource(...), target=...,
+    `.asm["stages"]`. `enable_fp_fusion=False` keeps every float multiply
+    and add rounded on its own (Triton's option; by default `a * b + c` may
+    become one fma). Triton's form, `compile(ASTSource(...), target=...,
     options={...})`, is accepted too (tritium/ast_source.py)."""
     if isinstance(fn, ASTSource):
         return compile_source(fn, target=target, options=options)
     if options:
         raise TypeError("compile: options={...} goes with an ASTSource; pass num_warps=... etc. for a @jit function")
-    return compile_with_target(fn, signature, constexprs, target, num_warps, num_stages, attrs, debug, dump_stages)
+    return compile_with_target(fn, signature, constexprs, target, num_warps, num_stages, attrs, debug, dump_stages,
+                               enable_fp_fusion)
 
 
 def _load_kernel(spec: str) -> Any:
@@ -97,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", default="cuda:90")
     ap.add_argument("--num-warps", type=int, default=4)
     ap.add_argument("--num-stages", type=int, default=3)
+    ap.add_argument("--no-fp-fusion", action="store_true",
+                    help="enable_fp_fusion=False: no float multiply-add is fused into an fma")
     ap.add_argument("--emit", choices=("ir", "llir", "ptx", "cubin", "amdgcn", "hsaco", "metadata"), default=None,
                     help="what to print or write (default: ptx for cuda targets, amdgcn for hip ones)")
     ap.add_argument("--dump-stages", action="store_true",
@@ -122,10 +128,12 @@ def main(argv: list[str] | None = None) -> int:
             jf = fn if isinstance(fn, JITFunction) else getattr(fn, "fn", fn)
             if not isinstance(jf, JITFunction):
                 raise SystemExit(f"error: {args.kernel} is not a @jit function")
-            text = jf.ir_text(signature=signature_arg(args.signature), constexprs=constexprs)
+            text = jf.ir_text(signature=signature_arg(args.signature), constexprs=constexprs,
+                              enable_fp_fusion=not args.no_fp_fusion)
             return _write(args.output, text)
         compiled = compile(fn, signature=args.signature, constexprs=constexprs, target=args.target,
-                           num_warps=args.num_warps, num_stages=args.num_stages, dump_stages=args.dump_stages)
+                           num_warps=args.num_warps, num_stages=args.num_stages, dump_stages=args.dump_stages,
+                           enable_fp_fusion=not args.no_fp_fusion)
     except (CompilationError, ValueError, TypeError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 TRUE = ("1", "true", "yes", "on")
 
@@ -45,6 +46,17 @@ def debug_requested(option: bool | None, jit_debug: bool | None) -> bool:
     if flag("TRITIUM_DEBUG") or flag("TRITON_DEBUG"):
         return True
     return bool(option if option is not None else jit_debug)
+
+
+def fp_fusion_requested(option: Any) -> bool:
+    """Triton's `enable_fp_fusion` (default True): float add, sub and mul may
+    fuse into fma (`a * b + c` rounded once). Only True, False or None
+    (the default) are accepted, so a typo never silently changes rounding."""
+    if option is None:
+        return True
+    if isinstance(option, bool) or type(option).__name__ == "bool_":
+        return bool(option)
+    raise TypeError(f"enable_fp_fusion must be True or False, got {option!r}")
 
 
 def interpret_shuffle() -> bool:

@@ -21,6 +21,6 @@ pub use text::{parse, print};
 pub use entities::{Arena, Block, EntityRef, Func, Loc, Op, Region, Type, Value};
 pub use error::{DecodeError, ParseError, VerifyError};
 pub use module::{BlockData, Function, LocData, Module, OpData, RegionData, ValueData, ValueDef};
-pub use ops::{AttrKind, AttrSpec, OpInfo, Opcode, Results, FORMAT_VERSION, OPS};
+pub use ops::{AttrKind, AttrSpec, OpInfo, Opcode, Results, CONTRACT, FORMAT_VERSION, OPS};
 pub use types::{ScalarKind, TypeData, TypeTable, MAX_TENSOR_NUMEL};
 pub use verify::verify;

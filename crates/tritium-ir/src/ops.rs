@@ -120,6 +120,14 @@ const AXIS: &[AttrSpec] = &[req("axis", Int)];
 const PROPAGATE_NAN: &[AttrSpec] = &[opt("propagate_nan", Bool)];
 const HINT: &[AttrSpec] = &[req("values", IntArray)];
 const CAN_REORDER: &[AttrSpec] = &[req("can_reorder", Bool)];
+const CONTRACTS: &[AttrSpec] = &[opt(CONTRACT, Bool)];
+
+/// The float `add` / `sub` / `mul` attribute allowing LLVM to fuse the op with
+/// its neighbours (`a * b + c` into one `fma`, rounding once): LLVM's
+/// `contract` fast-math flag. The frontend sets it on every float add, sub and
+/// mul unless the kernel is compiled with `enable_fp_fusion=False` (Triton's
+/// option, on by default); the verifier refuses it anywhere else.
+pub const CONTRACT: &str = "contract";
 
 op_table! {
     // constants and ids
@@ -129,9 +137,9 @@ op_table! {
     ProgramId => pure(with_attrs(fixed("program_id", 0, 1), AXIS)),
     NumPrograms => pure(with_attrs(fixed("num_programs", 0, 1), AXIS)),
     // elementwise arithmetic
-    Add => pure(fixed("add", 2, 1)),
-    Sub => pure(fixed("sub", 2, 1)),
-    Mul => pure(fixed("mul", 2, 1)),
+    Add => pure(with_attrs(fixed("add", 2, 1), CONTRACTS)),
+    Sub => pure(with_attrs(fixed("sub", 2, 1), CONTRACTS)),
+    Mul => pure(with_attrs(fixed("mul", 2, 1), CONTRACTS)),
     Div => pure(fixed("div", 2, 1)),
     DivRn => pure(fixed("div_rn", 2, 1)),
     Rem => pure(fixed("rem", 2, 1)),

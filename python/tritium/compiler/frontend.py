@@ -298,11 +298,12 @@ def _short(v: Any) -> str:
 # -- entry point used by runtime/jit.py --------------------------------------
 
 def compile_kernel(jit_fn: Any, params: dict[str, Any], arg_attrs: dict[str, dict] | None = None,
-                   name: str | None = None, debug: bool = False) -> IRBuilder:
+                   name: str | None = None, debug: bool = False, enable_fp_fusion: bool = True) -> IRBuilder:
     """Compiles `jit_fn` as a kernel. `params` maps every parameter name to a
     dtype (a runtime argument of that type) or a `constexpr` (specialized).
-    `debug` keeps device_assert (and `assert`) ops, as Triton's debug mode."""
-    builder = IRBuilder(enable_assertions=bool(debug))
+    `debug` keeps device_assert (and `assert`) ops, as Triton's debug mode;
+    `enable_fp_fusion` marks float add/sub/mul `contract` (fusable into fma)."""
+    builder = IRBuilder(enable_assertions=bool(debug), enable_fp_fusion=bool(enable_fp_fusion))
     ctx = ModuleContext(builder)
     arg_attrs = arg_attrs or {}
     # each runtime parameter's IR arguments: one, or a host descriptor's parts

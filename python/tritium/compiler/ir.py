@@ -16,6 +16,10 @@ FORMAT_VERSION: int = int(_core.FORMAT_VERSION)
 
 _SCALAR_KINDS: dict[str, int] = {name: i for i, name in enumerate(_core.scalar_kinds())}
 
+# the float ops LLVM may fuse into fma when fp fusion is on, and their attribute
+_CONTRACTABLE = frozenset(("add", "sub", "mul"))
+CONTRACT = "contract"
+
 
 class Value:
     """An SSA value; its number is assigned at encode time (definition order)."""
@@ -73,10 +77,13 @@ class IRBuilder:
 
     is_interpreter = False
 
-    def __init__(self, enable_assertions: bool = True) -> None:
+    def __init__(self, enable_assertions: bool = True, enable_fp_fusion: bool = True) -> None:
         # compile_kernel passes the kernel's debug setting: Triton drops
         # device_assert unless debug is on
         self.enable_assertions = enable_assertions
+        # Triton's enable_fp_fusion: float add/sub/mul carry `contract`
+        # (docs/ir.md), so LLVM may fuse `a * b + c` into one fma
+        self.enable_fp_fusion = enable_fp_fusion
         self.functions: list[Function] = []
         self._loc: tuple[str, int, int] = ("<unknown>", 0, 0)
         # insertion stack: (function, [blocks...]) so a noinline callee can be
@@ -131,7 +138,10 @@ class IRBuilder:
             if not isinstance(v, Value):
                 raise TypeError(f"operand {i} of '{op}' is not an IR value: {v!r}")
         results = [Value(_check_type(t, f"result of '{op}'")) for t in result_types]
-        node = Op(op, list(operands), results, dict(attrs or {}), list(regions), self._loc)
+        attrs = dict(attrs or {})
+        if self.enable_fp_fusion and op in _CONTRACTABLE and results and results[0].type.scalar.is_floating():
+            attrs[CONTRACT] = True
+        node = Op(op, list(operands), results, attrs, list(regions), self._loc)
         self.current_block().ops.append(node)
         return results
 

@@ -128,6 +128,8 @@ def check_launch_options(options: dict[str, Any]) -> None:
         w = options["num_warps"]
         if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or not 1 <= w <= 32 or w & (w - 1):
             raise ValueError(f"invalid launch option: num_warps must be a power of two from 1 to 32, got {w!r}")
+    # no effect on NumPy's arithmetic (each op rounds once), but refused alike
+    settings.fp_fusion_requested(options.get("enable_fp_fusion"))
 
 
 def program_order(grid: tuple[int, int, int], shuffle: bool, seed: int | None = None) -> np.ndarray:

@@ -20,7 +20,7 @@ from ..language.blocks import tensor_descriptor_type
 from ..language.dtypes import dtype, pointer_type
 from ..language.kernel_function import KernelFunction
 from ..language.signature import split_signature
-from ..settings import debug_requested
+from ..settings import debug_requested, fp_fusion_requested
 from . import cache, driver
 from .dependencies import check_unchanged
 from .errors import PTXASError
@@ -323,37 +323,43 @@ def _assemble(ir: bytes, name: str, params: list, target: Target, num_warps: int
 
 
 def compiled_for(jit_fn: Any, spec: Any, key: tuple, target: str, num_warps: int, num_stages: int,
-                 debug: Any) -> Any:
+                 debug: Any, enable_fp_fusion: Any = None) -> Any:
     """The CompiledKernel for one specialization: from the disk cache (or
     the remote one), or compiled and stored. Needs no GPU (tests drive the
     cache through it)."""
-    result = compiled_many([(jit_fn, spec, key, target, num_warps, num_stages, debug)])[0]
+    result = compiled_many([(jit_fn, spec, key, target, num_warps, num_stages, debug, enable_fp_fusion)])[0]
     if isinstance(result, BaseException):
         raise result
     return result
 
 
 def compiled_many(requests: list[tuple], threads: int | None = None) -> list[Any]:
-    """`compiled_for(*request)` for every request at once: cache look-ups
+    """`compiled_for(*request)` for every request at once (each request
+    `(jit_fn, spec, key, target, num_warps, num_stages, debug,
+    enable_fp_fusion)`): cache look-ups
     first, then the frontend (Python) for each kernel missing, then code
     generation and ptxas for all of them together on Rust worker threads
     (`compile_ir_many`). Returns, in order, a CompiledKernel or the
     exception that request raised, so one failing config fails alone."""
     keys, plans = [], []
-    for jit_fn, spec, key, target, num_warps, num_stages, debug in requests:
+    for jit_fn, spec, key, target, num_warps, num_stages, debug, fp_fusion in requests:
         check_unchanged(jit_fn)
         dbg = debug_requested(debug, jit_fn.debug)
+        fusion = fp_fusion_requested(fp_fusion)
         options = {"num_warps": num_warps, "num_stages": num_stages, "debug": dbg}
+        if not fusion:      # default-option keys stay as they were
+            options["enable_fp_fusion"] = False
         keys.append(cache.kernel_key(jit_fn, target, options, spec.key_text(key)))
-        plans.append((jit_fn, spec, key, target, num_warps, num_stages, dbg))
+        plans.append((jit_fn, spec, key, target, num_warps, num_stages, dbg, fusion))
 
     def build_many(todo: list[int]) -> list[Any]:
         jobs, where, failed = [], [], {}
         for i in todo:
-            jit_fn, spec, key, target, num_warps, num_stages, dbg = plans[i]
+            jit_fn, spec, key, target, num_warps, num_stages, dbg, fusion = plans[i]
             try:
                 s = spec.specialization(key)
-                ir = frontend.compile_kernel(jit_fn, s.signature, s.arg_attrs(), debug=dbg).encode()
+                ir = frontend.compile_kernel(jit_fn, s.signature, s.arg_attrs(), debug=dbg,
+                                             enable_fp_fusion=fusion).encode()
             except Exception as e:  # noqa: BLE001  reported in this request's place
                 failed[i] = e
                 continue
@@ -363,6 +369,8 @@ def compiled_many(requests: list[tuple], threads: int | None = None) -> list[Any
         out = []
         for i in todo:
             r = failed.get(i, built.get(i))
+            if isinstance(r, CompiledKernel):
+                r.metadata["enable_fp_fusion"] = plans[i][7]
             out.append(r.to_files() if isinstance(r, CompiledKernel) else r)
         return out
     return cache.load_or_build_many(keys, build_many, CompiledKernel.from_files)
@@ -390,7 +398,7 @@ def warmup_many(jit_fn: Any, calls: list[tuple[tuple, dict, dict]]) -> list[Any]
     target = current_target()
     requests: list[Any] = []
     for args, params, options in calls:
-        unknown = set(options) - {"num_warps", "num_stages", "debug", "stream", "num_ctas", "warmup"}
+        unknown = set(options) - {"num_warps", "num_stages", "debug", "stream", "num_ctas", "warmup", "enable_fp_fusion"}
         if unknown:
             requests.append(TypeError(f"{jit_fn.__name__}.warmup(): unsupported option(s) "
                                       f"{', '.join(sorted(unknown))}"))
@@ -399,11 +407,12 @@ def warmup_many(jit_fn: Any, calls: list[tuple[tuple, dict, dict]]) -> list[Any]
             bound = jit_fn.bind_call([MockTensor.wrap_dtype(a) for a in args],
                                      {k: MockTensor.wrap_dtype(v) for k, v in params.items()})
             key = spec.key(tuple(bound.values()))
+            fusion = fp_fusion_requested(options.get("enable_fp_fusion"))
         except Exception as e:  # noqa: BLE001  reported in this call's place
             requests.append(e)
             continue
         requests.append((jit_fn, spec, key, target, options.get("num_warps", 4), options.get("num_stages", 3),
-                         options.get("debug")))
+                         options.get("debug"), fusion))
     todo = [r for r in requests if isinstance(r, tuple)]
     done = iter(compiled_many(todo) if todo else [])
     return [r if isinstance(r, BaseException) else next(done) for r in requests]
@@ -426,7 +435,7 @@ def target_of(target: Any) -> Any:
 
 def compile_with_target(fn: Any, signature: Any = None, constexprs: dict | None = None, target: Any = None, num_warps: int = 4,
                         num_stages: int = 3, attrs: dict | None = None, debug: bool = False,
-                        dump_stages: bool = False) -> CompiledKernel:
+                        dump_stages: bool = False, enable_fp_fusion: bool = True) -> CompiledKernel:
     if not isinstance(fn, KernelFunction):
         fn = getattr(fn, "fn", fn)   # autotuner/heuristics wrappers
         if not isinstance(fn, KernelFunction):
@@ -434,9 +443,12 @@ def compile_with_target(fn: Any, signature: Any = None, constexprs: dict | None 
     target_ = target_of(target)
     params = fn._params_for((), {}, signature_arg(signature), constexprs)
     spec = attrs_from_user(fn, attrs, target_.backend, signature=params)
-    ir = frontend.compile_kernel(fn, params, spec.arg_attrs(), debug=debug).encode()
-    return compile_ir_bytes(ir, fn.__name__, param_kinds(params), target_, num_warps, num_stages,
-                            dump_stages=dump_stages)
+    fusion = fp_fusion_requested(enable_fp_fusion)
+    ir = frontend.compile_kernel(fn, params, spec.arg_attrs(), debug=debug, enable_fp_fusion=fusion).encode()
+    kernel = compile_ir_bytes(ir, fn.__name__, param_kinds(params), target_, num_warps, num_stages,
+                              dump_stages=dump_stages)
+    kernel.metadata["enable_fp_fusion"] = fusion
+    return kernel
 
 
 def signature_arg(signature: Any) -> Any:

@@ -17,7 +17,7 @@ from ..language.builder import _state as _builder_state
 from ..language.kernel_function import KernelFunction, register_maker
 from ..language.signature import arg_type, parse_signature, specialize
 from ..language.source import parse_function
-from ..settings import debug_requested, interpret_requested
+from ..settings import debug_requested, fp_fusion_requested, interpret_requested
 from . import driver
 from .compiled import warmup_compile
 from .dependencies import dependencies_digest
@@ -101,23 +101,27 @@ class JITFunction(KernelInterface, KernelFunction):
 
     # -- compiling --------------------------------------------------------
     def compile_ir(self, *args: Any, signature: Any = None, constexprs: dict | None = None,
-                   arg_attrs: dict | None = None, debug: bool | None = None, **kwargs: Any) -> bytes:
+                   arg_attrs: dict | None = None, debug: bool | None = None, enable_fp_fusion: bool | None = None,
+                   **kwargs: Any) -> bytes:
         """The kernel's tile IR (binary, docs/ir.md), specialized either for
         example arguments or for `signature` (+ `constexprs` by name)."""
         return frontend.compile_kernel(self, self._params_for(args, kwargs, signature, constexprs), arg_attrs,
-                              debug=debug_requested(debug, self.debug)).encode()
+                                       debug=debug_requested(debug, self.debug),
+                                       enable_fp_fusion=fp_fusion_requested(enable_fp_fusion)).encode()
 
-    def launch_ir(self, bound: dict[str, Any], debug: bool | None = None) -> bytes:
+    def launch_ir(self, bound: dict[str, Any], debug: bool | None = None, enable_fp_fusion: bool | None = None) -> bytes:
         """The IR a launch with these bound arguments compiles: specialized as
         the backend's rules specialize them (divisibility, equal_to_1)."""
         spec = specializer(self)
         attrs = spec.specialization(spec.key(tuple(bound.values()))).arg_attrs()
-        return frontend.compile_kernel(self, self.specialize(bound), attrs, debug=debug_requested(debug, self.debug)).encode()
+        return frontend.compile_kernel(self, self.specialize(bound), attrs, debug=debug_requested(debug, self.debug),
+                                       enable_fp_fusion=fp_fusion_requested(enable_fp_fusion)).encode()
 
     def ir_text(self, *args: Any, signature: Any = None, constexprs: dict | None = None,
-                arg_attrs: dict | None = None, debug: bool | None = None, **kwargs: Any) -> str:
+                arg_attrs: dict | None = None, debug: bool | None = None, enable_fp_fusion: bool | None = None,
+                **kwargs: Any) -> str:
         data = self.compile_ir(*args, signature=signature, constexprs=constexprs, arg_attrs=arg_attrs,
-                               debug=debug, **kwargs)
+                               debug=debug, enable_fp_fusion=enable_fp_fusion, **kwargs)
         _core.verify(data)
         return _core.to_text(data)
 
@@ -184,7 +188,7 @@ class JITFunction(KernelInterface, KernelFunction):
         if interpreting:
             return runner.run_grid(self, grid, bound, **options)
         normalize_grid(grid, dict(bound))
-        self.launch_ir(bound, options.get("debug"))
+        self.launch_ir(bound, options.get("debug"), options.get("enable_fp_fusion"))
         if options.get("warmup"):
             return None
         raise RuntimeError(f"cannot launch '{self.__name__}': no CUDA GPU is available ({driver.status()[1]}); "

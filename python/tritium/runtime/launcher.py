@@ -10,6 +10,7 @@ from typing import Any
 
 from .. import _core
 from ..grid import normalize_grid
+from ..settings import fp_fusion_requested
 from . import driver
 from .compiled import compiled_for, compiled_many
 from .driver import torch_queries
@@ -18,7 +19,7 @@ from .specialization import specializer
 
 class Launcher:
     """Per-JITFunction launch state: its Specializer and the table of loaded
-    kernels by (key, options, device)."""
+    kernels by (key, num_warps, num_stages, debug, enable_fp_fusion, device)."""
 
     def __init__(self, jit_fn: Any):
         self.jit_fn = jit_fn
@@ -36,15 +37,12 @@ class Launcher:
         queries = torch_queries()
         device = queries[0]() if queries is not None else 0
         if options:
-            num_warps = options.get("num_warps", 4)
-            num_stages = options.get("num_stages", 3)
-            tkey = (key, num_warps, num_stages, options.get("debug"), device)
+            tkey = _table_key(key, options, device)
         else:
-            num_warps, num_stages = 4, 3
-            tkey = (key, 4, 3, None, device)
+            tkey = (key, 4, 3, None, True, device)
         kernel = self.table.get(tkey)
         if kernel is None:
-            kernel = self._remember(tkey, self._compile(key, num_warps, num_stages, options.get("debug"), device))
+            kernel = self._remember(tkey, self._compile(tkey))
         if options.get("warmup"):
             return kernel
         if callable(grid):
@@ -59,9 +57,10 @@ class Launcher:
     def _remember(self, tkey: tuple, kernel: Any) -> Any:
         self.table[tkey] = kernel
         # the Rust table serves the default options, whichever launch
-        # compiled them (one with warmup= or stream= included)
-        if tkey[1:4] == (4, 3, None) and self.fast is not None and isinstance(kernel, _core.CudaKernel):
-            self.fast.insert(tkey[0], tkey[4], kernel)
+        # compiled them (one with warmup= or stream= included); a kernel
+        # compiled with enable_fp_fusion=False is never one of them
+        if tkey[1:5] == (4, 3, None, True) and self.fast is not None and isinstance(kernel, _core.CudaKernel):
+            self.fast.insert(tkey[0], tkey[5], kernel)
         return kernel
 
     def precompile(self, calls: list[tuple[tuple, dict]]) -> list[Any]:
@@ -79,11 +78,13 @@ class Launcher:
             except Exception as e:  # noqa: BLE001  reported in this call's place
                 wanted.append(e)
                 continue
-            wanted.append((key, options.get("num_warps", 4), options.get("num_stages", 3), options.get("debug"),
-                           device))
+            try:
+                wanted.append(_table_key(key, options, device))
+            except Exception as e:  # noqa: BLE001  a bad option, reported in this call's place
+                wanted.append(e)
         missing = list(dict.fromkeys(t for t in wanted if isinstance(t, tuple) and t not in self.table))
         target = driver.target_for(device)
-        built = compiled_many([(self.jit_fn, self.spec, t[0], target, t[1], t[2], t[3]) for t in missing])
+        built = compiled_many([(self.jit_fn, self.spec, t[0], target, t[1], t[2], t[3], t[4]) for t in missing])
         failed = {}
         for tkey, result in zip(missing, built):
             try:
@@ -94,9 +95,18 @@ class Launcher:
                 failed[tkey] = e
         return [t if isinstance(t, BaseException) else failed.get(t, self.table.get(t)) for t in wanted]
 
-    def _compile(self, key: tuple, num_warps: int, num_stages: int, debug: Any, device: int) -> Any:
+    def _compile(self, tkey: tuple) -> Any:
+        key, num_warps, num_stages, debug, fp_fusion, device = tkey
         return compiled_for(self.jit_fn, self.spec, key, driver.target_for(device), num_warps, num_stages,
-                            debug).load(device)
+                            debug, fp_fusion).load(device)
+
+
+def _table_key(key: tuple, options: dict, device: int) -> tuple:
+    """Where a launch's loaded kernel is kept: the specialization key and every
+    option that changes the code (enable_fp_fusion resolved to a bool, so
+    leaving it out and passing True share one kernel)."""
+    return (key, options.get("num_warps", 4), options.get("num_stages", 3), options.get("debug"),
+            fp_fusion_requested(options.get("enable_fp_fusion")), device)
 
 
 def _grid3(grid: Any) -> tuple[int, int, int]:

@@ -1,9 +1,10 @@
 //! Elementwise arithmetic, comparisons and selects: each op maps register by
 //! register (operands share one type, hence one layout) to an LLVM
 //! instruction or intrinsic, with signedness taken from the IR element type.
-use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
-use tritium_ir::{Attr, Op, Opcode, ScalarKind};
+use llvm_sys::LLVMFastMathAllowContract;
+use tritium_ir::{Attr, Op, Opcode, ScalarKind, CONTRACT};
 
 use super::{Lowering, Regs};
 use crate::error::Result;
@@ -56,10 +57,19 @@ impl<'a, 'c> Lowering<'a, 'c> {
         if kind.is_float() {
             let (x, y) = (a[0].into_float_value(), a.get(1).map(|v| v.into_float_value()));
             let y = || y.expect("binary op has two operands (IR verified)");
+            // `contract` (enable_fp_fusion): LLVM may fuse this op with its
+            // neighbours, so `a * b + c` becomes one fma when both carry it
+            let contract = attrs.get(CONTRACT).and_then(Attr::as_bool).unwrap_or(false);
+            let fusable = |v: FloatValue<'c>| -> BasicValueEnum<'c> {
+                if let Some(inst) = v.as_instruction().filter(|_| contract) {
+                    inst.set_fast_math_flags(LLVMFastMathAllowContract);
+                }
+                v.into()
+            };
             return Ok(match opcode {
-                Opcode::Add => b.build_float_add(x, y(), "")?.into(),
-                Opcode::Sub => b.build_float_sub(x, y(), "")?.into(),
-                Opcode::Mul => b.build_float_mul(x, y(), "")?.into(),
+                Opcode::Add => fusable(b.build_float_add(x, y(), "")?),
+                Opcode::Sub => fusable(b.build_float_sub(x, y(), "")?),
+                Opcode::Mul => fusable(b.build_float_mul(x, y(), "")?),
                 Opcode::Div if kind == ScalarKind::F32 => self.target.fast_div_f32(self.llvm, a[0], a[1])?,
                 Opcode::Div | Opcode::DivRn => b.build_float_div(x, y(), "")?.into(),
                 Opcode::Rem => b.build_float_rem(x, y(), "")?.into(),

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use crate::entities::{Op, Region, Type, Value};
 use crate::error::VerifyError;
 use crate::module::{Function, LocData, Module};
-use crate::ops::{Opcode, Results};
+use crate::ops::{Opcode, Results, CONTRACT};
 use crate::types::MAX_TENSOR_NUMEL;
 
 pub fn verify(m: &Module) -> Result<(), VerifyError> {
@@ -189,6 +189,11 @@ impl<'a> Checker<'a> {
                 }
                 _ => {}
             }
+        }
+        // unknown attributes pass (passes may annotate ops), but `contract`
+        // changes the generated code, so it must not sit where it means nothing
+        if od.attrs.contains_key(CONTRACT) && !info.attrs.iter().any(|s| s.name == CONTRACT) {
+            return Err(self.err(op, format!("attribute '{CONTRACT}' is only for float add, sub and mul")));
         }
         for &v in &od.results {
             if !self.f.values.contains(v) {

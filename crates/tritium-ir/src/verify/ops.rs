@@ -4,7 +4,7 @@
 use crate::attrs::Attr;
 use crate::entities::{Op, Region, Type};
 use crate::error::VerifyError;
-use crate::ops::Opcode;
+use crate::ops::{Opcode, CONTRACT};
 use crate::types::{ScalarKind, TypeData};
 
 use super::Checker;
@@ -131,9 +131,14 @@ impl Checker<'_> {
                 }
                 self.expect_scalar(res[0], ScalarKind::I32, "result")
             }
-            Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Div | Opcode::Rem | Opcode::Min | Opcode::Max => {
-                self.elementwise(&ops, &res, Class::Numeric)
+            Opcode::Add | Opcode::Sub | Opcode::Mul => {
+                self.elementwise(&ops, &res, Class::Numeric)?;
+                if self.attr(op, CONTRACT).is_some() && !self.kind(res[0]).is_some_and(ScalarKind::is_float) {
+                    return Err(format!("attribute '{CONTRACT}' is only for float add, sub and mul, not {}", self.show(res[0])));
+                }
+                Ok(())
             }
+            Opcode::Div | Opcode::Rem | Opcode::Min | Opcode::Max => self.elementwise(&ops, &res, Class::Numeric),
             Opcode::DivRn => self.elementwise(&ops, &res, Class::Float),
             Opcode::And | Opcode::Or | Opcode::Xor | Opcode::Shl | Opcode::Shr | Opcode::Umulhi => {
                 self.elementwise(&ops, &res, Class::Int)
