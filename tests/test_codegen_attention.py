@@ -95,3 +95,22 @@ def test_conversions_left_are_listed(capfd, monkeypatch):
     # q to shared memory for its dot, P to the wgmma A operand registers (a
     # renaming of the accumulator's), the result to a blocked layout for its store
     assert sorted(targets) == ["Blocked", "DotOperand", "Shared"], err
+
+
+def test_the_softmax_update_is_one_fma_per_element_unless_fusion_is_off():
+    """Triton's default (`enable_fp_fusion`): `qk * sm_scale - m_ij[:, None]`
+    is one fma.rn per element of the q @ k tile a thread holds; with
+    enable_fp_fusion=False the product and the difference round apart."""
+    sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32", "N_CTX": "i32"}
+    bodies = {}
+    for fusion in (True, False):
+        k = compile_kernel(attn_loop, signature=sig, constexprs={"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64},
+                           target="cuda:90a", num_warps=4, num_stages=3, enable_fp_fusion=fusion,
+                           attrs={"divisibility": ["Q", "K", "V", "Out", "N_CTX"]})
+        bodies[fusion] = _loop_body(k.asm["ptx"])
+    per_thread = 128 * 64 // (4 * 32)
+    fused, plain = bodies[True], bodies[False]
+    assert fused.count("fma.rn.f32") >= per_thread and fused.count("sub.rn.f32") < per_thread
+    assert plain.count("fma.rn.f32") == 0 and plain.count("sub.rn.f32") >= per_thread
+    assert plain.count("mul.rn.f32") - fused.count("mul.rn.f32") >= per_thread
+    assert len(fused.splitlines()) < len(plain.splitlines())
