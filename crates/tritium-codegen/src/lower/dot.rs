@@ -15,6 +15,7 @@ use inkwell::values::{BasicValueEnum, IntValue};
 use tritium_ir::{Attr, Op, ScalarKind};
 use tritium_transforms::layout::{DotOperand, Layout, Mma};
 
+use super::ldmatrix::LdmatrixPlan;
 use super::shared::{SharedBuffer, ThreadOffset};
 use super::Lowering;
 use crate::error::{CodegenError, Result};
@@ -155,7 +156,14 @@ impl<'a, 'c> Lowering<'a, 'c> {
         self.smem_candidate_barrier()?;
         self.smem_access(Access::read(abuf.range.0, abuf.range.1));
         self.smem_access(Access::read(bbuf.range.0, bbuf.range.1));
-        let (at, bt) = (self.shared_thread_offset(&la, &abuf.bases)?, self.shared_thread_offset(&lb, &bbuf.bases)?);
+        // ldmatrix where the staged layout keeps each fragment's 16-byte rows
+        // whole (A: the four words of a fragment; B: two N tiles' two words
+        // each, or one tile's where N has one); ld.shared otherwise
+        let b_sel = if rn >= 2 { vec![kw, 2 * kw * rk] } else { vec![kw] };
+        let mut a_ldm = LdmatrixPlan::new(&la, &abuf.bases, abuf.elem_bytes, &[kw, 2 * kw]).map(|p| self.ldmatrix_reader(&abuf, p)).transpose()?;
+        let mut b_ldm = LdmatrixPlan::new(&lb, &bbuf.bases, bbuf.elem_bytes, &b_sel).map(|p| self.ldmatrix_reader(&bbuf, p)).transpose()?;
+        let at = if a_ldm.is_none() { Some(self.shared_thread_offset(&la, &abuf.bases)?) } else { None };
+        let bt = if b_ldm.is_none() { Some(self.shared_thread_offset(&lb, &bbuf.bases)?) } else { None };
         let (ea, eb) = (self.elem_type(op, self.ty(a))?, self.elem_type(op, self.ty(b))?);
         let mut acc = self.regs(acc_v)?.clone();
         let split = precision == "tf32x3";
@@ -170,7 +178,8 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let ret = self.llvm.context.struct_type(&vec![acc_ty; n_out], false);
         // tf32x3's three products, smallest first: tail·head, head·tail, head·head
         let products: Vec<(usize, usize)> = if split { vec![(1, 0), (0, 1), (0, 0)] } else { vec![(0, 0)] };
-        let fragment = |lw: &Self, buf: &SharedBuffer<'c>, lin, thread: ThreadOffset<'c>, elem, first: u32, words: u32| -> Result<Vec<Vec<IntValue<'c>>>> {
+        let fragment = |lw: &Self, buf: &SharedBuffer<'c>, lin, thread: Option<ThreadOffset<'c>>, elem, first: u32, words: u32| -> Result<Vec<Vec<IntValue<'c>>>> {
+            let thread = thread.ok_or_else(|| CodegenError::Internal("dot: an operand read with neither ldmatrix nor ld.shared".into()))?;
             let regs: Vec<u32> = (first..first + words * kw).collect();
             let vals = lw.load_shared(buf, lin, thread, &regs, elem)?;
             if split {
@@ -178,16 +187,37 @@ impl<'a, 'c> Lowering<'a, 'c> {
             }
             Ok(vec![vals.chunks(kw as usize).map(|c| lw.pack_b32(c)).collect::<Result<_>>()?])
         };
+        // ldmatrix's words are the packed registers; tf32x3 splits their fp32 values
+        let from_words = |lw: &Self, words: &[IntValue<'c>]| -> Result<Vec<Vec<IntValue<'c>>>> {
+            if !split {
+                return Ok(vec![words.to_vec()]);
+            }
+            let f32t = lw.llvm.context.f32_type();
+            let vals: Vec<BasicValueEnum<'c>> = words.iter().map(|&w| lw.llvm.builder.build_bit_cast(w, f32t, "")).collect::<std::result::Result<_, _>>()?;
+            lw.split_tf32(&vals)
+        };
         for bi in 0..rb {
             for ki in 0..rk {
                 let mut b_frags = Vec::with_capacity(rn as usize);
                 for ni in 0..rn {
                     let b0 = ((bi * rn + ni) * rk + ki) * 2 * kw;
-                    b_frags.push(fragment(self, &bbuf, &lb, bt, eb, b0, 2)?);
+                    match &mut b_ldm {
+                        // one instruction loads the tiles ni .. ni + matrices / 2
+                        Some(r) if ni % (r.matrices() / 2) == 0 => {
+                            for tile in self.ldmatrix(r, &bbuf, &lb, b0)?.chunks(2) {
+                                b_frags.push(from_words(self, tile)?);
+                            }
+                        }
+                        Some(_) => {}
+                        None => b_frags.push(fragment(self, &bbuf, &lb, bt, eb, b0, 2)?),
+                    }
                 }
                 for mi in 0..rm {
                     let a0 = ((bi * rm + mi) * rk + ki) * 4 * kw;
-                    let a_frag = fragment(self, &abuf, &la, at, ea, a0, 4)?;
+                    let a_frag = match &mut a_ldm {
+                        Some(r) => from_words(self, &self.ldmatrix(r, &abuf, &la, a0)?)?,
+                        None => fragment(self, &abuf, &la, at, ea, a0, 4)?,
+                    };
                     for (ni, b_frag) in b_frags.iter().enumerate() {
                         let c0 = (((bi * rm + mi) * rn + ni as u32) * 4) as usize;
                         for &(pa, pb) in &products {

@@ -18,6 +18,7 @@ mod dot_amd;
 mod extern_fn;
 mod fp8;
 mod fp8_amd;
+mod ldmatrix;
 mod lookup;
 mod math;
 pub(crate) mod memory;
