@@ -109,9 +109,10 @@ MATMUL_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", 
 def test_tutorial_matmul_loop_matches_triton(arch):
     # 128x128x32, 4 warps (2x2, 64x64 each: rm 4, rn 8, rk 2), 3 stages.
     # Triton 3.6 for cuda:80: 154 PTX instructions in the loop, 16 ldmatrix
-    # (8 x4 for A, 8 x4.trans for B), no ld.shared, no spills. Before
-    # ldmatrix tritium's loop was 355 instructions with 96 ld.shared and 24
-    # spilled words (SASS loop 412 instructions vs Triton's 161)
+    # (8 x4 for A, 8 x4.trans for B, each group's offsets immediates of the
+    # address), no ld.shared, no spills. Before ldmatrix tritium's loop was
+    # 355 instructions with 96 ld.shared and 24 spilled words (SASS loop 412
+    # instructions; Triton's 161, ours now 167)
     consts = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8, "ACTIVATION": "",
               "stride_ak": 1, "stride_bn": 1, "stride_cn": 1}
     k = compile_kernel(matmul_kernel, signature=MATMUL_SIG, constexprs=consts, target=arch, num_warps=4, num_stages=3,
@@ -121,5 +122,5 @@ def test_tutorial_matmul_loop_matches_triton(arch):
     assert _ldmatrix(loop) == {"x4": 8, "x4.trans": 8}
     assert "ld.shared" not in loop
     assert loop.count("mma.sync") == 64
-    assert len(instructions(loop)) <= 170, len(instructions(loop))
+    assert len(instructions(loop)) <= 154, len(instructions(loop))
     assert k.n_spills == 0

@@ -1,8 +1,12 @@
 """`tl.dot` on the GPU against torch: every input type and precision, f32
 and f16 accumulators, acc= chaining, batched 3-D dots, edge tiles with
 masks, transposed operands, a dot inside a noinline function, and the
-project's matmul and attention kernels (tests/kernels)."""
+project's matmul and attention kernels (tests/kernels); the dots wgmma
+cannot take (mma.sync on Hopper too) also check their PTX reads the
+operand fragments with ldmatrix."""
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -75,6 +79,79 @@ def test_tile_dot(dtype, prec, out, tol, shape, trans_b, warps):
         return
     ref = (a.double() @ bb.double())
     torch.testing.assert_close(c.double(), ref, rtol=tol, atol=tol * k ** 0.5)
+
+
+def _ldmatrix_variants(kernel):
+    ptx = kernel.asm["ptx"]
+    assert "mma.sync.aligned" in ptx and "wgmma" not in ptx
+    return set(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.(x\d(?:\.trans)?)\.shared\.b16", ptx))
+
+
+# dots wgmma cannot take run mma.sync on Hopper too, their fragments read
+# with ldmatrix (tests/test_codegen_ldmatrix.py counts the variants per
+# tiling without a GPU): each case's variants must be in the PTX, and the
+# product right. dtype, (m, n, k), B transposed, precision, warps, variants
+LDMATRIX_CASES = [
+    (torch.float16, (16, 64, 32), False, "tf32", 4, {"x4", "x4.trans"}),      # M < 64
+    (torch.bfloat16, (32, 64, 32), False, "tf32", 4, {"x4", "x4.trans"}),
+    (torch.float16, (32, 64, 32), True, "tf32", 4, {"x4"}),                   # B K-major: no .trans
+    (torch.float16, (32, 16, 32), False, "tf32", 4, {"x4", "x2.trans"}),      # one N tile a warp: x2
+    (torch.float16, (64, 64, 64), False, "tf32", 1, {"x4", "x4.trans"}),      # one warp
+    (torch.int8, (32, 64, 64), True, "tf32", 4, {"x4"}),
+    (torch.int8, (32, 64, 64), False, "tf32", 4, {"x4"}),                     # B on ld.shared
+    (torch.float32, (32, 64, 32), True, "tf32", 4, {"x4"}),
+    (torch.float32, (64, 64, 32), False, "tf32x3", 4, {"x4"}),                # B on ld.shared
+    (torch.float32, (64, 64, 32), True, "tf32x3", 4, {"x4"}),
+]
+
+
+@pytest.mark.parametrize("dtype,shape,trans_b,prec,warps,variants", LDMATRIX_CASES,
+                         ids=lambda x: str(x).replace("torch.", "") if not isinstance(x, set) else "")
+def test_mma_sync_fragments_from_ldmatrix(dtype, shape, trans_b, prec, warps, variants):
+    m, n, k = shape
+    a, b = _inputs(dtype, m, n, k, trans_b)
+    out = torch.int32 if dtype == torch.int8 else torch.float32
+    c = torch.empty(m, n, device="cuda", dtype=out)
+    args = dict(M=m, N=n, K=k, PREC=prec, OUT=tl.int32 if dtype == torch.int8 else tl.float32, TRANS_B=trans_b,
+                num_warps=warps)
+    assert _ldmatrix_variants(tile_dot.warmup(a, b, c, grid=(1,), **args)) == variants
+    tile_dot[(1,)](a, b, c, **args)
+    bb = b.T if trans_b else b
+    if dtype == torch.int8:
+        assert torch.equal(c, (a.int().cpu() @ bb.int().cpu()).cuda())
+        return
+    tol = {"tf32x3": 1e-4}.get(prec, 5e-2 if dtype == torch.float32 else 1e-2)
+    torch.testing.assert_close(c.double(), a.double() @ bb.double(), rtol=tol, atol=tol * k ** 0.5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_batched_dot_fragments_from_ldmatrix(dtype):
+    bsz, m, n, k = 4, 32, 64, 32
+    a = torch.randn(bsz, m, k, device="cuda", dtype=dtype)
+    b = torch.randn(bsz, k, n, device="cuda", dtype=dtype)
+    c = torch.empty(bsz, m, n, device="cuda")
+    assert _ldmatrix_variants(batched_dot.warmup(a, b, c, B=bsz, M=m, N=n, K=k, num_warps=4, grid=(1,))) \
+        == {"x4", "x4.trans"}
+    batched_dot[(1,)](a, b, c, B=bsz, M=m, N=n, K=k, num_warps=4)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("trans", [False, True])
+def test_pipelined_mma_sync_matmul_reads_stages_with_ldmatrix(trans):
+    # 32-row tiles run mma.sync on Hopper, ldmatrix reading the stages the
+    # loop's cp.async fill; column-major operands (trans) stage B K-major,
+    # read without .trans
+    m, n, k = 96, 160, 208   # K a multiple of 16 (16-byte copies), not of BLOCK_SIZE_K
+    a = torch.randn(k, m, device="cuda", dtype=torch.float16).T if trans else torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(n, k, device="cuda", dtype=torch.float16).T if trans else torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    args = (a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+    meta = dict(BLOCK_SIZE_M=32, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, GROUP_SIZE_M=4, ACTIVATION="", num_warps=4,
+                num_stages=3)
+    grid = (tritium.cdiv(m, 32) * tritium.cdiv(n, 64),)
+    assert _ldmatrix_variants(matmul_kernel.warmup(*args, grid=grid, **meta)) == ({"x4"} if trans else {"x4", "x4.trans"})
+    matmul_kernel[grid](*args, **meta)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=2e-2, atol=5e-2)
 
 
 @pytest.mark.skipif(CAP < (8, 9), reason="fp8 mma needs sm_89+")

@@ -128,7 +128,8 @@ impl<'a, 'c> Lowering<'a, 'c> {
     /// mma.sync over operands staged in shared memory: per K step, the B
     /// fragments of every N tile, then per M tile its A fragment and the
     /// MMAs (one accumulator tile each), so only one K step of the operands
-    /// is ever in registers.
+    /// is ever in registers. Fragments load with `ldmatrix` where
+    /// `LdmatrixPlan` accepts the layouts, else element by element.
     fn dot_mma_v2(&mut self, op: Op, mma: &Mma, precision: &str) -> Result<()> {
         let data = self.op(op);
         let (a, b, acc_v, res) = (data.operands[0], data.operands[1], data.operands[2], data.results[0]);

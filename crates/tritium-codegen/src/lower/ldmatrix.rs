@@ -128,18 +128,20 @@ impl<'a, 'c> Lowering<'a, 'c> {
                 v
             }
         };
-        let addr = b.build_int_add(at, self.i32_const(((c & !r.thread.bits) * buf.elem_bytes) as u64), "")?;
+        // the rest of the constant is an immediate of the address operand
+        let imm = (c & !r.thread.bits) * buf.elem_bytes;
         let n = r.plan.matrices() as usize;
         let outs: Vec<String> = (0..n).map(|i| format!("${i}")).collect();
         let asm = format!(
-            "ldmatrix.sync.aligned.m8n8.x{n}{}.shared.b16 {{{}}}, [${n}];",
+            "ldmatrix.sync.aligned.m8n8.x{n}{}.shared.b16 {{{}}}, [${n}{}];",
             if r.plan.trans { ".trans" } else { "" },
-            outs.join(", ")
+            outs.join(", "),
+            if imm == 0 { String::new() } else { format!("+{imm}") }
         );
         let cons = format!("{},r", vec!["=r"; n].join(","));
         let i32t = self.llvm.context.i32_type();
         let ret = if n == 1 { i32t.into() } else { self.llvm.context.struct_type(&vec![i32t.into(); n], false).into() };
-        let args: [BasicValueEnum<'c>; 1] = [addr.into()];
+        let args: [BasicValueEnum<'c>; 1] = [at.into()];
         let out = self.llvm.inline_asm(&asm, &cons, Some(ret), &args, false)?.ok_or_else(|| CodegenError::Llvm("ldmatrix returned nothing".into()))?;
         if n == 1 {
             return Ok(vec![out.into_int_value()]);
