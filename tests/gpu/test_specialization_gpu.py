@@ -49,9 +49,11 @@ def table_keys(fn) -> set:
 
 def variant_ptx(fn, table_key: tuple) -> str:
     """The PTX the launcher compiled for one entry of its table."""
-    key, num_warps, num_stages, debug, device = table_key
+    key, num_warps, num_stages, debug, fp_fusion, device = table_key
     launcher = fn.__dict__["_cuda_launcher"]
     options = {"num_warps": num_warps, "num_stages": num_stages, "debug": debug_requested(debug, fn.debug)}
+    if not fp_fusion:
+        options["enable_fp_fusion"] = False
     disk_key = cache.kernel_key(fn, driver.target_for(device), options, launcher.spec.key_text(key))
     files = cache.get(disk_key)
     assert files is not None, f"no cache entry for {launcher.spec.key_text(key)}"
