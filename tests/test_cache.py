@@ -107,6 +107,38 @@ def test_key_text_is_process_independent():
     assert out.stdout.strip() == key_for()
 
 
+def test_compiler_code_is_in_the_key(tmp_path):
+    """The compiler's own hash (`compiler_version`) follows every .py file's
+    bytes and path and each extension's size and modification time; files
+    it does not read (bytecode, other suffixes) leave it as it was."""
+    import os
+    pkg = tmp_path / "pkg"
+    (pkg / "sub" / "__pycache__").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("x = 1\n")
+    (pkg / "sub" / "mod.py").write_text("def f():\n    return 1\n")
+    (pkg / "_core.so").write_bytes(b"\x7fELF" + bytes(64))
+    base = cache._code_digest(pkg)
+    assert cache._code_digest(pkg) == base
+    (pkg / "sub" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"junk")
+    (pkg / "notes.txt").write_text("unrelated")
+    assert cache._code_digest(pkg) == base
+    (pkg / "sub" / "mod.py").write_text("def f():\n    return 2\n")    # same size, new bytes
+    edited = cache._code_digest(pkg)
+    assert edited != base
+    (pkg / "sub" / "mod.py").rename(pkg / "sub" / "mod2.py")         # same bytes, new path
+    moved = cache._code_digest(pkg)
+    assert moved not in (base, edited)
+    (pkg / "extra.py").write_text("")                                  # a new, empty source
+    added = cache._code_digest(pkg)
+    assert added not in (base, edited, moved)
+    st = os.stat(pkg / "_core.so")                                     # a rebuilt extension
+    os.utime(pkg / "_core.so", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert cache._code_digest(pkg) not in (base, edited, moved, added)
+    # the real package: version first, then the digest of python/tritium
+    v = cache.compiler_version()
+    assert v == f"{triton.__version__}+{cache._code_digest(Path(cache.__file__).parent.parent)}"
+
+
 def _load(tmp_path: Path, name: str, src: str):
     p = tmp_path / f"{name}.py"
     p.write_text(textwrap.dedent(src))

@@ -1,6 +1,9 @@
 """`tritium.compile(..., dump_stages=True)` and `--dump-stages`: the tile IR
-after the frontend and after each pass (fold, canonicalize, cse, dce), and the
-passes' effect on a kernel with a stride specialized to 1."""
+after the frontend and after each pass (fold, canonicalize, cse, dce), the
+passes' effect on a kernel with a stride specialized to 1, and the time each
+compiler stage took (`CompiledKernel.timings`)."""
+import time
+
 import tritium
 import tritium.language as tl
 from test_runtime_compile import run_cli
@@ -45,4 +48,28 @@ def test_cli_dump_stages(tmp_path):
     titles = [line for line in r.stdout.splitlines() if line.startswith("// ----- ")]
     assert titles[:5] == [f"// ----- {t} -----" for t in
                           ("ir", "ir after fold", "ir after canonicalize", "ir after cse", "ir after dce")]
-    assert titles[-3:] == ["// ----- llir -----", "// ----- ptx -----", "// ----- metadata -----"]
+    assert titles[-4:] == ["// ----- llir -----", "// ----- ptx -----", "// ----- metadata -----",
+                           "// ----- compile times -----"]
+    times = r.stdout.split("// ----- compile times -----\n")[1].splitlines()
+    assert [line.split()[1] for line in times[:3]] == ["frontend", "verify", "tile_passes"]
+    assert times[-1].split()[1] == "total" and all(line.endswith(" ms") for line in times)
+
+
+# the Rust compiler's stages, in pipeline order (tritium_codegen::StageTimes)
+CODEGEN_STAGES = ["verify", "tile_passes", "llvm_setup", "layouts", "lower", "link", "llvm_optimize",
+                  "llir_text", "emit"]
+
+
+def test_timings_name_every_stage_in_order():
+    start = time.perf_counter()
+    k = tritium.compile(strided_copy, signature="x_ptr=*fp32,y_ptr=*fp32,stride=i32", constexprs={"BLOCK": 128})
+    wall = time.perf_counter() - start
+    names = list(k.timings)
+    ptxas = ["ptxas"] if "cubin" in k.asm else []
+    assert names == ["frontend"] + CODEGEN_STAGES + ptxas
+    assert all(t >= 0 for t in k.timings.values())
+    assert k.timings["llvm_optimize"] > 0 and k.timings["emit"] > 0
+    # the stages are consecutive parts of the compile: together no longer than it
+    assert sum(k.timings.values()) <= wall
+    # a kernel read back from the cache's files says nothing about a compile it did not run
+    assert type(k).from_files(k.to_files()).timings == {}

@@ -36,6 +36,9 @@ def test_batch_matches_one_at_a_time():
         assert got.asm["ptx"] == one.asm["ptx"]
         assert got.metadata == one.metadata
         assert got.asm.get("cubin") is not None if driver.ptxas_path() else True
+        # the same stages timed either way; ptxas's time comes from the worker that ran it
+        assert list(got.timings) == list(one.timings)
+        assert ("ptxas" in got.timings) == ("cubin" in got.asm)
     assert len({k.asm["ptx"] for k in batch}) == 6
 
 

@@ -4,7 +4,8 @@ the ceiling: matmul fp16 and bf16 at 4096^3 and 8192^3, fp8 (e4m3) at 8192^3,
 a grouped GEMM (many independent small matmuls in one launch), and flash
 attention forward (causal and not, head dim 64 and 128, sequence 1k..16k,
 fp16). Both libraries compile the same kernel source with the same block
-sizes, warps and stages. Also the cold compile time of the matmul kernel.
+sizes, warps and stages. Also the cold compile time of the matmul kernel
+(import and first launch, benches/gpu/cold_compile.py).
 Usage: python benches/gpu/dot_bench.py [--only NAME] [--quick]"""
 from __future__ import annotations
 
@@ -201,31 +202,6 @@ def triton_cdiv(a: int, b: int) -> int:
     return (a + b - 1) // b
 
 
-COLD = """
-import json, sys, time
-sys.path.insert(0, {tmp!r})
-import torch
-t0 = time.perf_counter()
-import dot_kernels_{lib} as m
-a = torch.randn(512, 512, device="cuda", dtype=torch.float16)
-c = torch.empty_like(a)
-m.matmul_kernel[(8,)](a, a, c, 512, 512, 512, 512, 1, 512, 1, 512, 1, BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8,
-                      num_warps=8, num_stages=3)
-torch.cuda.synchronize()
-print(json.dumps(time.perf_counter() - t0))
-"""
-
-
-def cold_compile(lib: str, tmp: Path) -> float:
-    with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "TRITIUM_CACHE_DIR": cache, "TRITON_CACHE_DIR": cache}
-        r = subprocess.run([sys.executable, "-c", COLD.format(tmp=str(tmp), lib=lib)], env=env, capture_output=True,
-                           text=True, timeout=300)
-    if r.returncode != 0:
-        raise RuntimeError((r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1])
-    return json.loads(r.stdout.strip().splitlines()[-1])
-
-
 def cases(quick: bool):
     out = [("matmul fp16 4096^3", lambda m, t: matmul_case(m, t, 4096, "float16")),
            ("matmul bf16 4096^3", lambda m, t: matmul_case(m, t, 4096, "bfloat16"))]
@@ -292,12 +268,10 @@ def main() -> int:
             if isinstance(res.get(lib), str):
                 print(f"  {name} [{lib}]: {res[lib]}")
     if not args.only or "cold" in args.only:
-        print("\ncold compile of the matmul kernel (fresh process, empty cache, includes import):")
-        for lib in LIBS:
-            try:
-                print(f"  {lib}: {cold_compile(lib, tmp):.2f} s")
-            except Exception as e:
-                print(f"  {lib}: failed: {e}")
+        # benches/gpu/cold_compile.py: fresh processes whose CUDA context exists before the clock starts
+        import cold_compile
+        print("\ncold compile of the matmul kernel (fresh process, empty cache, CUDA context made first):")
+        cold_compile.report(3, tmp)
     print(f"device: {torch.cuda.get_device_name(0)}")
     return 0
 

@@ -14,6 +14,7 @@ import pytest
 BENCHES = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BENCHES))
 
+import compile_stages  # noqa: E402
 import stage_table  # noqa: E402
 import vs_triton  # noqa: E402
 
@@ -136,3 +137,15 @@ def test_autotune_bench_table_reports_failures_and_ratios():
     assert "wall meets <= 0.25; kernel meets <= 1.02" in text
     assert "error: OutOfResources: shared memory" in text
     assert "softmax/tritium: 1 of 16 configs skipped" in text
+
+
+def test_compile_stages_times_a_real_cold_compile(capsys):
+    assert compile_stages.main(["--rounds", "1", "--json"]) == 0
+    (r,) = json.loads(capsys.readouterr().out)
+    codegen = ["verify", "tile_passes", "llvm_setup", "layouts", "lower", "link", "llvm_optimize", "llir_text",
+               "emit"]
+    assert [k for k in r if k in codegen] == codegen
+    assert all(r[k] > 0 for k in ("import", "key", "frontend", "llvm_optimize", "emit"))
+    # the Rust stages are parts of the code generation the child timed around them
+    assert sum(r[k] for k in codegen + ["ptxas"] if k in r) <= r["codegen_total"]
+    assert r["total"] > r["codegen_total"]

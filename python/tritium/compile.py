@@ -81,7 +81,8 @@ def _parse_constexprs(items: list[str]) -> dict:
 
 
 def _dump_stages(compiled: CompiledKernel, out: Any) -> None:
-    # tile IR from the frontend and after each pass, then LLVM IR and PTX
+    # tile IR from the frontend and after each pass, then LLVM IR and PTX, the
+    # metadata and the time each stage took
     for stage, text in compiled.asm.get("stages", [("frontend", compiled.asm["ir"])]):
         title = "ir" if stage == "frontend" else f"ir after {stage}"
         out.write(f"// ----- {title} -----\n{text}\n")
@@ -90,6 +91,9 @@ def _dump_stages(compiled: CompiledKernel, out: Any) -> None:
             continue
         out.write(f"// ----- {stage} -----\n{compiled.asm[stage]}\n")
     out.write(f"// ----- metadata -----\n{json.dumps(compiled.metadata, indent=1, sort_keys=True)}\n")
+    if compiled.timings:
+        lines = "".join(f"// {stage:14} {t * 1e3:9.2f} ms\n" for stage, t in compiled.timings.items())
+        out.write(f"// ----- compile times -----\n{lines}// {'total':14} {sum(compiled.timings.values()) * 1e3:9.2f} ms\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--emit", choices=("ir", "llir", "ptx", "cubin", "amdgcn", "hsaco", "metadata"), default=None,
                     help="what to print or write (default: ptx for cuda targets, amdgcn for hip ones)")
     ap.add_argument("--dump-stages", action="store_true",
-                    help="print the tile IR after the frontend and after each pass, then LLVM IR and PTX")
+                    help="print the tile IR after the frontend and after each pass, then LLVM IR, PTX, "
+                         "the metadata and each compiler stage's time")
     ap.add_argument("--output", "-o", default=None, help="write to this file instead of stdout")
     args = ap.parse_args(argv)
     fn = _load_kernel(args.kernel)

@@ -137,6 +137,50 @@ pub struct CompiledPtx {
     /// The tensor maps the first kernel takes after its other arguments
     /// (TMA on sm_90a), in order: what the launcher must encode.
     pub tensormaps: Vec<TensorMapParam>,
+    /// Wall time of each stage this compilation ran, in pipeline order
+    /// (`StageTimes`): where a cold compile's time goes.
+    pub timings: StageTimes,
+}
+
+/// Wall-clock seconds per compiler stage, in the order the stages ran:
+/// `verify`, `tile_passes` (TMA claims and fold/canonicalize/cse/dce),
+/// `llvm_setup` (target machine, context, module), `layouts` (axis info,
+/// layout assignment, software pipelining), `lower` (shared-memory plan and
+/// allocation, lowering to LLVM IR, membar), `link` (libraries, module
+/// finish), `llvm_optimize` (verifier and the target's pass pipeline),
+/// `llir_text`, `emit` (PTX or AMDGCN text), `binary` (AMD: the HSACO).
+/// Callers add their own stages (the Python side: `ptxas`).
+#[derive(Clone, Debug, Default)]
+pub struct StageTimes {
+    pub stages: Vec<(&'static str, f64)>,
+    last: Option<std::time::Instant>,
+}
+
+impl StageTimes {
+    /// Starts the clock of the first stage.
+    pub fn start() -> StageTimes {
+        StageTimes { stages: Vec::new(), last: Some(std::time::Instant::now()) }
+    }
+
+    /// Ends stage `name` (begun when the previous one ended) and starts the next.
+    pub fn lap(&mut self, name: &'static str) {
+        let now = std::time::Instant::now();
+        let since = self.last.unwrap_or(now);
+        self.stages.push((name, now.duration_since(since).as_secs_f64()));
+        self.last = Some(now);
+    }
+
+    /// The seconds stage `name` took (summed if it ran more than once).
+    pub fn get(&self, name: &str) -> Option<f64> {
+        let mut found = self.stages.iter().filter(|(n, _)| *n == name).map(|(_, t)| t).peekable();
+        found.peek()?;
+        Some(found.sum())
+    }
+
+    /// The sum of every stage.
+    pub fn total(&self) -> f64 {
+        self.stages.iter().map(|(_, t)| t).sum()
+    }
 }
 
 /// A tensor-map kernel parameter: the host descriptor it describes (the
@@ -189,34 +233,48 @@ pub fn compile_ptx(module: &tritium_ir::Module, options: &Options) -> Result<Com
 /// `compile_ptx`, stopped after `stop`; `llir` and `ptx` are empty for the
 /// stages not reached.
 pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: StopAfter) -> Result<CompiledPtx> {
+    let mut times = StageTimes::start();
     tritium_ir::verify(module)?;
+    times.lap("verify");
     // the passes rewrite the IR; the caller's module stays as it was
     let mut owned = module.clone();
     let target = options.arch.target_with(options.libdevice.clone());
     let target: &dyn Target = target.as_ref();
     claim_accesses(&mut owned, target, options);
     run_passes(&mut owned, &options.passes, None)?;
+    times.lap("tile_passes");
     let machine = target.target_machine()?;
     let context = Context::create();
     let llvm = llvm::Llvm::new(&context, "tritium");
     llvm.module.set_triple(&TargetTriple::create(target.triple()));
     llvm.module.set_data_layout(&machine.get_target_data().get_data_layout());
     target.prepare_module(&llvm)?;
-    let mut out = lower_module(&llvm, target, &mut owned, options)?;
+    times.lap("llvm_setup");
+    let mut out = lower_module(&llvm, target, &mut owned, options, &mut times)?;
     target.link_libraries(&llvm)?;
     target.finish_module(&llvm, out.shared)?;
+    times.lap("link");
     if stop == StopAfter::Lower {
+        out.timings = times;
         return Ok(out);
     }
     emit::optimize(&llvm, target, &machine)?;
+    times.lap("llvm_optimize");
     if stop == StopAfter::Optimize {
+        out.timings = times;
         return Ok(out);
     }
     out.llir = llvm.module.print_to_string().to_string();
+    times.lap("llir_text");
     if options.assembly || !target.builds_binary() {
         out.ptx = emit::emit_text(&llvm, target, &machine)?;
+        times.lap("emit");
     }
-    out.binary = target.binary(&llvm, &machine)?.unwrap_or_default();
+    if let Some(binary) = target.binary(&llvm, &machine)? {
+        out.binary = binary;
+        times.lap("binary");
+    }
+    out.timings = times;
     Ok(out)
 }
 
@@ -226,7 +284,13 @@ pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: S
 /// written into the constant its call reads. Returns everything but the
 /// LLVM IR and PTX text: the largest kernel's shared bytes, the kernels'
 /// symbols in module order, the allocation and membar dumps.
-fn lower_module(llvm: &llvm::Llvm<'_>, target: &dyn Target, module: &mut tritium_ir::Module, options: &Options) -> Result<CompiledPtx> {
+fn lower_module(
+    llvm: &llvm::Llvm<'_>,
+    target: &dyn Target,
+    module: &mut tritium_ir::Module,
+    options: &Options,
+    times: &mut StageTimes,
+) -> Result<CompiledPtx> {
     use std::collections::{HashMap, HashSet};
     use tritium_analysis::{BufferKind, CallGraph, MembarOptions, ModuleAllocation, ModuleMembar};
 
@@ -269,6 +333,7 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &dyn Target, module: &mut tritium
     if std::env::var("TRITIUM_DEBUG_CONVERTS").is_ok() {
         print_converts(module, &graph, &layouts);
     }
+    times.lap("layouts");
     let module: &tritium_ir::Module = module;
     // shared memory is planned and allocated on the IR, before lowering:
     // every scratch area, staged operand and call site gets its real offset
@@ -334,7 +399,18 @@ fn lower_module(llvm: &llvm::Llvm<'_>, target: &dyn Target, module: &mut tritium
         .into_iter()
         .map(|(_, base_arg, box_dims, swizzle_bytes)| TensorMapParam { base_arg, box_dims, swizzle_bytes })
         .collect();
-    Ok(CompiledPtx { llir: String::new(), ptx: String::new(), binary: Vec::new(), shared, kernels, allocation, membar: membar_dump, tensormaps })
+    times.lap("lower");
+    Ok(CompiledPtx {
+        llir: String::new(),
+        ptx: String::new(),
+        binary: Vec::new(),
+        shared,
+        kernels,
+        allocation,
+        membar: membar_dump,
+        tensormaps,
+        timings: StageTimes::default(),
+    })
 }
 
 /// `TRITIUM_DEBUG_CONVERTS=1`: every layout conversion left after layout

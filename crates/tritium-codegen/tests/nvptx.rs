@@ -33,6 +33,29 @@ func @k(%x: ptr<i32>, %n: i32) attributes {kernel} {
 }
 
 #[test]
+fn every_stage_is_timed_in_pipeline_order() {
+    let text = r#"
+func @k(%x: ptr<i32>) attributes {kernel} {
+  %one = "const"() {value = 1} : () -> i32
+  "store"(%x, %one) {cache = "", eviction = ""} : (ptr<i32>, i32) -> ()
+  "return"() : () -> ()
+}
+"#;
+    let start = std::time::Instant::now();
+    let out = compile(text, "sm_90", 4);
+    let wall = start.elapsed().as_secs_f64();
+    let names: Vec<&str> = out.timings.stages.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, ["verify", "tile_passes", "llvm_setup", "layouts", "lower", "link", "llvm_optimize", "llir_text", "emit"]);
+    assert!(out.timings.get("llvm_optimize").is_some_and(|t| t > 0.0));
+    assert_eq!(out.timings.get("binary"), None, "NVPTX builds no binary in-process");
+    assert!(out.timings.total() <= wall, "{:?} within {wall} s", out.timings);
+    // a compilation stopped early times only the stages it ran
+    let module = tritium_ir::parse(text).unwrap();
+    let lowered = tritium_codegen::compile_ptx_until(&module, &tritium_codegen::Options::new("sm_90", 4).unwrap(), tritium_codegen::StopAfter::Lower).unwrap();
+    assert_eq!(lowered.timings.stages.last().map(|(n, _)| *n), Some("link"));
+}
+
+#[test]
 fn scalar_store_is_done_by_thread_zero() {
     let text = r#"
 func @k(%x: ptr<i32>, %v: i32) attributes {kernel} {

@@ -53,11 +53,14 @@ fn build(job: &Job) -> Result<Built, Failure> {
     // as compile_ptx takes it
     options.num_stages = (*num_stages).clamp(0, 8) as u32;
     let module = tritium_ir::decode(ir).map_err(|e| Failure::Decode(e.to_string()))?;
-    let ptx = tritium_codegen::compile_ptx(&module, &options).map_err(codegen_failure)?;
+    let mut ptx = tritium_codegen::compile_ptx(&module, &options).map_err(codegen_failure)?;
     let cubin = match ptxas_path {
         Some(path) => {
             let symbol = ptx.kernels.first().unwrap_or(name);
-            Some(ptxas::compile(path, &ptx.ptx, sass_arch, symbol).map_err(Failure::Ptxas)?)
+            let start = std::time::Instant::now();
+            let built = ptxas::compile(path, &ptx.ptx, sass_arch, symbol).map_err(Failure::Ptxas)?;
+            ptx.timings.stages.push(("ptxas", start.elapsed().as_secs_f64()));
+            Some(built)
         }
         None => None,
     };
@@ -110,7 +113,8 @@ fn run_all(jobs: &[Job], threads: usize) -> Vec<Result<Built, Failure>> {
 /// the machine's cores, at most one per job). Returns, per job, either the
 /// dict `compile_ptx` returns plus "cubin" (bytes) and "ptxas" ({registers,
 /// spill_stores, spill_loads, stack_bytes, shared_bytes}) when a ptxas was
-/// given, or the exception that job raised (not raised here).
+/// given (and a ("ptxas", seconds) entry at the end of "timings"), or the
+/// exception that job raised (not raised here).
 #[pyfunction]
 #[pyo3(signature = (jobs, threads = None))]
 fn compile_batch(py: Python<'_>, jobs: Vec<Job>, threads: Option<usize>) -> PyResult<Vec<PyObject>> {
@@ -139,6 +143,7 @@ fn to_dict(py: Python<'_>, b: Built) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("kernels", b.ptx.kernels)?;
     d.set_item("allocation", b.ptx.allocation)?;
     d.set_item("tensormaps", tensormap_list(&b.ptx.tensormaps))?;
+    d.set_item("timings", b.ptx.timings.stages)?;
     if let Some((cubin, info)) = b.cubin {
         d.set_item("cubin", PyBytes::new(py, &cubin))?;
         let i = PyDict::new(py);

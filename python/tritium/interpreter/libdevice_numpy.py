@@ -13,6 +13,7 @@ are computed in extended precision (libdevice_precise.py) and rounded once.
 """
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from typing import Callable
@@ -124,12 +125,17 @@ def _bessel_j(n: int, x: float) -> float:
     return float((g.sum() - 0.5 * (g[0] + g[-1])) / m)
 
 
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(400)
+@functools.cache
+def _gauss_legendre() -> tuple[np.ndarray, np.ndarray]:
+    # 400 nodes: an eigenvalue problem of that size, made on first use
+    # rather than on `import tritium` (it was most of the import's time)
+    return np.polynomial.legendre.leggauss(400)
 
 
 def _gauss(f: Callable, a: float, b: float) -> float:
-    t = 0.5 * (b - a) * _GL_X + 0.5 * (b + a)
-    return float(0.5 * (b - a) * np.dot(_GL_W, f(t)))
+    nodes, weights = _gauss_legendre()
+    t = 0.5 * (b - a) * nodes + 0.5 * (b + a)
+    return float(0.5 * (b - a) * np.dot(weights, f(t)))
 
 
 def _bessel_y01_far(n: int, x: float) -> float:

@@ -9,6 +9,7 @@ signature and target ahead of time (`compile_with_target`, tritium.compile's).""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,11 +95,14 @@ class CompiledKernel:
     """A compiled kernel: `.asm` (ir, llir, ptx, cubin when ptxas ran) and
     `.metadata` (name, num_warps, shared bytes, registers, spills, params;
     readable as attributes). `n_regs` and `n_spills` (local memory words per
-    thread) are ptxas's counts, or the driver's when it assembled the PTX."""
+    thread) are ptxas's counts, or the driver's when it assembled the PTX.
+    `timings` ({stage: seconds}, pipeline order) says where a compilation's
+    time went; empty for a kernel read from the cache."""
     name: str
     asm: dict
     metadata: dict
     _loaded: dict = field(default_factory=dict, repr=False)
+    timings: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.metadata, KernelMetadata):
@@ -251,10 +255,12 @@ def compile_ir_bytes(ir: bytes, name: str, params: list, target: Target | str, n
     ptxas = driver.ptxas_path() if use_ptxas else None
     if ptxas is not None:
         symbol = out["kernels"][0] if out["kernels"] else name
+        start = time.perf_counter()
         try:
             out["cubin"], out["ptxas"] = _core.ptxas_compile(ptxas, out["ptx"], target.sass_arch, symbol)
         except _core.PtxasError as e:
             raise PTXASError(str(e)) from None
+        out["timings"].append(("ptxas", time.perf_counter() - start))
     return _assemble(ir, name, params, target, num_warps, num_stages, out)
 
 
@@ -319,7 +325,7 @@ def _assemble(ir: bytes, name: str, params: list, target: Target, num_warps: int
                     spill_loads=info["spill_loads"], stack_bytes=info["stack_bytes"],
                     shared=meta["dynamic_shared"] + info["shared_bytes"], ptxas=driver.ptxas_version())
     meta["spills"] = meta["spill_stores"] + meta["spill_loads"]
-    return CompiledKernel(name, asm, meta)
+    return CompiledKernel(name, asm, meta, timings={str(k): float(t) for k, t in out.get("timings", [])})
 
 
 def compiled_for(jit_fn: Any, spec: Any, key: tuple, target: str, num_warps: int, num_stages: int,
@@ -444,10 +450,13 @@ def compile_with_target(fn: Any, signature: Any = None, constexprs: dict | None 
     params = fn._params_for((), {}, signature_arg(signature), constexprs)
     spec = attrs_from_user(fn, attrs, target_.backend, signature=params)
     fusion = fp_fusion_requested(enable_fp_fusion)
+    start = time.perf_counter()
     ir = frontend.compile_kernel(fn, params, spec.arg_attrs(), debug=debug, enable_fp_fusion=fusion).encode()
+    front = time.perf_counter() - start
     kernel = compile_ir_bytes(ir, fn.__name__, param_kinds(params), target_, num_warps, num_stages,
                               dump_stages=dump_stages)
     kernel.metadata["enable_fp_fusion"] = fusion
+    kernel.timings = {"frontend": front, **kernel.timings}
     return kernel
 
 
