@@ -1,5 +1,5 @@
 //! The end of the pipeline: LLVM verifier, the target's pass pipeline
-//! (`default<O3>` for NVPTX, `default<O1>` for AMDGPU), then the target's
+//! (`default<O3>` less `dse` for NVPTX, `default<O1>` for AMDGPU), then the target's
 //! emitter (PTX, or AMDGCN and the HSACO); and the
 //! assembly of an already optimised module, later, from its LLVM IR text.
 use inkwell::context::Context;

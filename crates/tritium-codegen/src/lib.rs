@@ -3,7 +3,7 @@
 //! passes and layout assignment, then lowers every function reachable from a
 //! kernel (callees first: noinline calls are real calls), allocates shared
 //! memory module-wide, lets membar keep the barriers it needs, and runs the
-//! target's LLVM pipeline (O3 for NVPTX, O1 for AMDGPU) and emitter (PTX; an
+//! target's LLVM pipeline (O3 less DSE for NVPTX, O1 for AMDGPU) and emitter (PTX; an
 //! HSACO linked in-process, and the AMDGCN text when asked for).
 //! Everything target-specific sits behind `target::Target` (NVPTX, AMDGPU),
 //! looked up by name (`cuda:90`, `hip:gfx942`); `lower/` is shared, one file per op
