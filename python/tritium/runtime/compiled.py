@@ -102,7 +102,7 @@ class CompiledKernel:
     asm: dict
     metadata: dict
     _loaded: dict = field(default_factory=dict, repr=False)
-    timings: dict = field(default_factory=dict, repr=False)
+    timings: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.metadata, KernelMetadata):
