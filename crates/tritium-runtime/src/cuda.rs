@@ -29,9 +29,9 @@ pub const FUNC_SHARED_SIZE_BYTES: c_int = 1;
 pub const FUNC_LOCAL_SIZE_BYTES: c_int = 3;
 pub const FUNC_NUM_REGS: c_int = 4;
 pub const FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
-pub const FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT: c_int = 9;
-// CUshared_carveout: all of the unified L1/shared storage as shared memory
-pub const SHAREDMEM_CARVEOUT_MAX_SHARED: c_int = 100;
+
+// CUfunc_cache values (cuda.h)
+pub const FUNC_CACHE_PREFER_SHARED: c_int = 1;
 
 const CUDA_SUCCESS: CuResult = 0;
 
@@ -98,6 +98,7 @@ driver_api! {
     module_get_function: fn(*mut CuFunction, CuModule, *const c_char) = "cuModuleGetFunction";
     func_get_attribute: fn(*mut c_int, c_int, CuFunction) = "cuFuncGetAttribute";
     func_set_attribute: fn(CuFunction, c_int, c_int) = "cuFuncSetAttribute";
+    func_set_cache_config: fn(CuFunction, c_int) = "cuFuncSetCacheConfig";
     launch_kernel: fn(CuFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CuStream, *mut *mut c_void, *mut *mut c_void) = "cuLaunchKernel";
 }
 
