@@ -95,22 +95,27 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     opts = ap.parse_args()
-    import torch
     mods = {}
     with tempfile.TemporaryDirectory() as d:
-        # the kernels' source must stay readable while they compile
+        # the kernels' source stays readable until the last launch (the own
+        # launchers compile and key from it)
         sys.path.insert(0, d)
         for lib in ("tritium", "triton"):
             (Path(d) / f"probe_kernels_{lib}.py").write_text(KERNELS.format(lib=lib))
             mods[lib] = importlib.import_module(f"probe_kernels_{lib}")
         if "tritium" in (getattr(mods["triton"].triton, "__file__", "") or ""):
             raise SystemExit("`import triton` gives tritium here (TRITIUM_AS_TRITON?): unset it to compare with Triton")
-        torch.empty(1, device="cuda")
-        a = torch.randn(M, K, device="cuda", dtype=torch.float16)
-        b = torch.randn(K, N, device="cuda", dtype=torch.float16)
-        c = torch.empty(M, N, device="cuda", dtype=torch.float16)
-        args = (a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
-        images = {"tritium": tritium_image(mods["tritium"], args), "triton": triton_image(mods["triton"], args)}
+        probe(mods, opts.rounds)
+
+
+def probe(mods: dict, rounds: int) -> None:
+    import torch
+    torch.empty(1, device="cuda")
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    c = torch.empty(M, N, device="cuda", dtype=torch.float16)
+    args = (a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+    images = {"tritium": tritium_image(mods["tritium"], args), "triton": triton_image(mods["triton"], args)}
     cuda = ctypes.CDLL("libcuda.so.1")
     dev = ctypes.c_int()
     check(cuda.cuCtxGetDevice(ctypes.byref(dev)), "cuCtxGetDevice")
@@ -158,12 +163,12 @@ def main() -> None:
         torch.cuda.synchronize()
         notes[lib, "own-launcher"] = "ok" if correct() else "WRONG"
     times = {key: [] for key in launches}
-    for _ in range(opts.rounds):   # interleaved, so clock drift hits every row alike
+    for _ in range(rounds):   # interleaved, so clock drift hits every row alike
         for key, fn in launches.items():
             times[key].append(kernel_time_ms(fn, torch))
     print(f"tritium: {notes['tritium', 'regs']}; triton: {notes['triton', 'regs']}")
     print(f"{'setting':<14} {'tritium ms':>10} {'triton ms':>10} {'ratio':>6}   tritium / triton "
-          f"(programs per SM, result); median of {opts.rounds} rounds, [min]")
+          f"(programs per SM, result); median of {rounds} rounds, [min]")
     for setting in (*SETTINGS, "own-launcher"):
         t, r = (statistics.median(times[lib, setting]) for lib in ("tritium", "triton"))
         tm, rm = (min(times[lib, setting]) for lib in ("tritium", "triton"))
