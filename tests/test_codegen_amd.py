@@ -337,3 +337,19 @@ def uses_libdevice(x_ptr, y_ptr, BLOCK: tl.constexpr):
 def test_device_library_calls_are_a_clear_error():
     with pytest.raises(Exception, match="(?s)__nv_lgammaf.*AMD targets link none"):
         tritium.compile(uses_libdevice, signature="*fp32,*fp32", constexprs={"BLOCK": 64}, target="hip:gfx942")
+
+
+@tritium.jit
+def math_functions(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(y_ptr + offs, libdevice.exp(x) + libdevice.sin(x) + libdevice.erf(x))
+
+
+def test_amd_pipeline_inlines_the_math_library():
+    # AMDGPU's LLVM pipeline is not O1 (target/amdgpu.rs), but it keeps O1's
+    # inliner: the math library's internal functions end up in the kernel,
+    # and only the large-argument reduction stays a call (it is noinline)
+    k = tritium.compile(math_functions, signature="*fp32,*fp32", constexprs={"BLOCK": 256}, target="hip:gfx942")
+    defined = re.findall(r"^define .*@(\w+)\(", k.asm["llir"], re.M)
+    assert sorted(defined) == sorted([k.metadata["symbol"], "__tritium_rem_pio2_large"]), defined

@@ -1,5 +1,5 @@
 //! The end of the pipeline: LLVM verifier, the target's pass pipeline
-//! (`default<O3>` less `dse` for NVPTX, `default<O1>` for AMDGPU), then the target's
+//! (`default<O3>` less `dse` for NVPTX, O1's passes that matter for AMDGPU), then the target's
 //! emitter (PTX, or AMDGCN and the HSACO); and the
 //! assembly of an already optimised module, later, from its LLVM IR text.
 use inkwell::context::Context;
@@ -11,10 +11,10 @@ use crate::error::{CodegenError, Result};
 use crate::llvm::Llvm;
 use crate::target::Target;
 
-/// Verifies and optimises `llvm.module` in place with `target`'s pipeline.
-pub fn optimize(llvm: &Llvm<'_>, target: &dyn Target, machine: &TargetMachine) -> Result<()> {
+/// Verifies and optimises `llvm.module` in place with `pipeline` (the
+/// target's, `Target::optimization_pipeline`, unless a caller compares).
+pub fn optimize(llvm: &Llvm<'_>, pipeline: &str, machine: &TargetMachine) -> Result<()> {
     llvm.module.verify().map_err(|e| CodegenError::LlvmVerify(e.to_string()))?;
-    let pipeline = target.optimization_pipeline();
     llvm.module
         .run_passes(pipeline, machine, PassBuilderOptions::create())
         .map_err(|e| CodegenError::Llvm(format!("optimisation failed: {e}")))?;

@@ -3,7 +3,7 @@
 //! passes and layout assignment, then lowers every function reachable from a
 //! kernel (callees first: noinline calls are real calls), allocates shared
 //! memory module-wide, lets membar keep the barriers it needs, and runs the
-//! target's LLVM pipeline (O3 less DSE for NVPTX, O1 for AMDGPU) and emitter (PTX; an
+//! target's LLVM pipeline (O3 less DSE for NVPTX, O1's passes that matter for AMDGPU) and emitter (PTX; an
 //! HSACO linked in-process, and the AMDGCN text when asked for).
 //! Everything target-specific sits behind `target::Target` (NVPTX, AMDGPU),
 //! looked up by name (`cuda:90`, `hip:gfx942`); `lower/` is shared, one file per op
@@ -64,6 +64,10 @@ pub struct Options {
     /// `ptx` stays empty and `emit::assembly_from_llir` makes it from `llir`
     /// when someone asks. NVPTX's assembly (PTX) is its product: always made.
     pub assembly: bool,
+    /// LLVM's pass pipeline in the new pass manager's syntax; None runs the
+    /// target's (`Target::optimization_pipeline`). Set only to compare
+    /// pipelines on the same kernels (tests/amdgpu.rs against `default<O1>`).
+    pub llvm_pipeline: Option<String>,
 }
 
 impl Options {
@@ -107,6 +111,7 @@ impl Options {
             libdevice: None,
             num_stages: 3,
             assembly: true,
+            llvm_pipeline: None,
         })
     }
 }
@@ -258,7 +263,8 @@ pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: S
         out.timings = times;
         return Ok(out);
     }
-    emit::optimize(&llvm, target, &machine)?;
+    let pipeline = options.llvm_pipeline.as_deref().unwrap_or(target.optimization_pipeline());
+    emit::optimize(&llvm, pipeline, &machine)?;
     times.lap("llvm_optimize");
     if stop == StopAfter::Optimize {
         out.timings = times;

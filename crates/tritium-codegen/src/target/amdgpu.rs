@@ -6,6 +6,7 @@
 //! swizzles and `ds_bpermute`, and a code object (HSACO) linked by lld inside
 //! the process. No ROCm device library is linked: math is the project's own
 //! (`mathlib/`) plus single-instruction `llvm.amdgcn` intrinsics.
+use std::rc::Rc;
 use std::sync::Once;
 
 use inkwell::module::{FlagBehavior, Linkage};
@@ -143,6 +144,23 @@ static INIT: Once = Once::new();
 /// time and gave 0-12% more instructions, never fewer VGPRs.
 const CODEGEN_LEVEL: OptimizationLevel = OptimizationLevel::Default;
 
+/// LLVM's pipeline for AMDGPU: the passes of `default<O1>` that change
+/// what our lowered IR compiles to, found by taking each of O1's passes out
+/// in turn over the AMD test corpus and the bench kernels (VGPRs, SGPRs,
+/// scratch, instructions; docs/performance.md). The lowering already emits
+/// vectorized, unrolled tile code, so what is left is cleanup: InstCombine
+/// once before inlining and once after, CSE, reassociation (address sums),
+/// loop rotation (the backend's LICM then hoists out of the K loop), the
+/// inliner for the math library's internal functions, and the attributor
+/// that tells the backend which implicit kernel inputs go unused (fewer
+/// SGPRs and VGPRs reserved). O1's other seven InstCombines, three LICMs,
+/// IPSCCP, the vectorizers and unrollers found nothing, cost two thirds of
+/// its time, and O1's EarlyCSE before the first InstCombine left the MFMA
+/// matmul 12% more instructions that code generation then spent 50% longer on.
+const AMDGPU_PIPELINE: &str = "function(instcombine<max-iterations=1;no-verify-fixpoint>,simplifycfg),always-inline,\
+    cgscc(inline,function(infer-address-spaces,early-cse<memssa>,reassociate,loop-mssa(loop-rotate),\
+    instcombine<max-iterations=1;no-verify-fixpoint>)),amdgpu-attributor,globaldce";
+
 /// The LLVM type of one word of `access`.
 fn word_type<'c>(llvm: &Llvm<'c>, access: Access) -> Result<BasicTypeEnum<'c>> {
     Ok(match (access.word_bits, access.float) {
@@ -208,23 +226,19 @@ impl Target for Amdgpu {
     ) -> std::result::Result<Result<BasicValueEnum<'c>>, String> {
         Err(format!("{symbol} is a device-library function, and AMD targets link none (tritium does not ship ROCm's ocml)"))
     }
-    fn target_machine(&self) -> Result<TargetMachine> {
+    fn target_machine(&self) -> Result<Rc<TargetMachine>> {
         INIT.call_once(|| LlvmTarget::initialize_amd_gpu(&InitializationConfig::default()));
-        let triple = TargetTriple::create(self.triple());
-        let target = LlvmTarget::from_triple(&triple).map_err(|e| CodegenError::Llvm(e.to_string()))?;
-        target
-            .create_target_machine(&triple, self.cpu(), &self.features(), CODEGEN_LEVEL, RelocMode::PIC, CodeModel::Default)
-            .ok_or_else(|| CodegenError::Llvm(format!("LLVM cannot create a target machine for {}", self.name())))
+        super::cached_machine(self.triple(), self.cpu(), &self.features(), || {
+            let triple = TargetTriple::create(self.triple());
+            let target = LlvmTarget::from_triple(&triple).map_err(|e| CodegenError::Llvm(e.to_string()))?;
+            target
+                .create_target_machine(&triple, self.cpu(), &self.features(), CODEGEN_LEVEL, RelocMode::PIC, CodeModel::Default)
+                .ok_or_else(|| CodegenError::Llvm(format!("LLVM cannot create a target machine for {}", self.name())))
+        })
     }
 
     fn optimization_pipeline(&self) -> &'static str {
-        // The corpus (tests/test_codegen_amd.py) under O1 and O3: the same
-        // code but for a few instructions either way and fewer VGPRs in
-        // layer_norm_bwd_dx, while O1 compiles the 128x128 MFMA matmul in
-        // 15-30% less time. What O3 adds (vectorizers, runtime unrolling,
-        // more inlining) finds little here: accesses are vectorized by the
-        // lowering and the backend's load/store vectorizer.
-        "default<O1>"
+        AMDGPU_PIPELINE
     }
 
     fn prepare_module(&self, llvm: &Llvm<'_>) -> Result<()> {

@@ -10,6 +10,10 @@ mod libdevice;
 pub mod nvptx;
 mod ptx_text;
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use inkwell::targets::TargetMachine;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
@@ -63,6 +67,28 @@ impl Arch {
             Arch::Amd(a) => Box::new(Amdgpu::new(a)),
         }
     }
+}
+
+thread_local! {
+    /// This thread's target machines by triple, CPU and features: creating
+    /// one builds the subtarget's tables (AMDGPU's are large), a cost paid
+    /// again on every compile before they were kept. Per thread, because LLVM
+    /// does not let two threads generate code with one machine at a time.
+    static MACHINES: RefCell<HashMap<(String, String, String), Rc<TargetMachine>>> = RefCell::new(HashMap::new());
+}
+
+/// This thread's target machine for `triple`, `cpu` and `features`, made by
+/// `make` the first time. Code generation reads only the module and the
+/// machine's fixed options, so one machine serves every compilation for
+/// its target (tests/amdgpu.rs: two architectures in turn, each its own code).
+pub(crate) fn cached_machine(triple: &str, cpu: &str, features: &str, make: impl FnOnce() -> Result<TargetMachine>) -> Result<Rc<TargetMachine>> {
+    let key = (triple.to_string(), cpu.to_string(), features.to_string());
+    if let Some(m) = MACHINES.with(|c| c.borrow().get(&key).cloned()) {
+        return Ok(m);
+    }
+    let machine = Rc::new(make()?);
+    MACHINES.with(|c| c.borrow_mut().insert(key, machine.clone()));
+    Ok(machine)
 }
 
 /// The `Target` named `name` (see `Arch::parse`).
@@ -232,8 +258,9 @@ pub trait Target {
         Ok(())
     }
 
-    /// The machine that optimises and emits code for this target.
-    fn target_machine(&self) -> Result<TargetMachine>;
+    /// The machine that optimises and emits code for this target: this
+    /// thread's one (`cached_machine`), made on first use.
+    fn target_machine(&self) -> Result<Rc<TargetMachine>>;
     /// The LLVM pass pipeline run on the lowered module (new pass manager syntax).
     fn optimization_pipeline(&self) -> &'static str {
         "default<O3>"

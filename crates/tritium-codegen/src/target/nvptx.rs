@@ -1,6 +1,7 @@
 //! The NVPTX target (sm_80, sm_89, sm_90, sm_90a): special registers through
 //! NVVM intrinsics, global memory through predicated inline PTX (`@p ld.global`),
 //! so masked-off lanes never touch memory and vector widths are exactly ours.
+use std::rc::Rc;
 use std::sync::{Mutex, Once};
 
 use inkwell::module::Linkage;
@@ -188,21 +189,24 @@ impl Target for Nvptx {
         matches!(self.arch, NvArch::Sm89 | NvArch::Sm90 | NvArch::Sm90a)
     }
 
-    fn target_machine(&self) -> Result<TargetMachine> {
+    fn target_machine(&self) -> Result<Rc<TargetMachine>> {
         INIT.call_once(|| LlvmTarget::initialize_nvptx(&InitializationConfig::default()));
+        // before this thread's machine is made: its data layout reads the option
         short_shared_pointers();
-        let triple = TargetTriple::create(self.triple());
-        let target = LlvmTarget::from_triple(&triple).map_err(|e| CodegenError::Llvm(e.to_string()))?;
-        target
-            .create_target_machine(
-                &triple,
-                self.cpu(),
-                &self.features(),
-                OptimizationLevel::Aggressive,
-                RelocMode::Default,
-                CodeModel::Default,
-            )
-            .ok_or_else(|| CodegenError::Llvm(format!("LLVM cannot create a target machine for {}", self.name())))
+        super::cached_machine(self.triple(), self.cpu(), &self.features(), || {
+            let triple = TargetTriple::create(self.triple());
+            let target = LlvmTarget::from_triple(&triple).map_err(|e| CodegenError::Llvm(e.to_string()))?;
+            target
+                .create_target_machine(
+                    &triple,
+                    self.cpu(),
+                    &self.features(),
+                    OptimizationLevel::Aggressive,
+                    RelocMode::Default,
+                    CodeModel::Default,
+                )
+                .ok_or_else(|| CodegenError::Llvm(format!("LLVM cannot create a target machine for {}", self.name())))
+        })
     }
 
     fn optimization_pipeline(&self) -> &'static str {
