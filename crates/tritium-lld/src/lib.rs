@@ -32,12 +32,19 @@ pub fn with_llvm_options<R>(f: impl FnOnce(u64) -> R) -> R {
 }
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// A scratch directory removed when dropped (lld reads and writes files).
-struct Scratch(PathBuf);
+/// The link's two files, removed when dropped (lld reads and writes files).
+/// They sit in the temporary directory itself: a directory made and removed
+/// per link cost about 0.3 ms more a link (vector_add on gfx942: the link's
+/// best of 30 went from 1.3-1.4 ms to 1.0-1.1 ms).
+struct Scratch {
+    input: PathBuf,
+    output: PathBuf,
+}
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = std::fs::remove_file(&self.input);
+        let _ = std::fs::remove_file(&self.output);
     }
 }
 
@@ -46,12 +53,15 @@ impl Drop for Scratch {
 /// call to a function nothing defines is reported here, by name.
 pub fn link_hsaco(object: &[u8]) -> Result<Vec<u8>, String> {
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("tritium-lld-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let scratch = Scratch(dir);
-    let input = scratch.0.join("kernel.o");
-    let output = scratch.0.join("kernel.hsaco");
-    std::fs::write(&input, object).map_err(|e| format!("cannot write {}: {e}", input.display()))?;
+    let stem = std::env::temp_dir().join(format!("tritium-lld-{}-{n}", std::process::id()));
+    let (input, output) = (stem.with_extension("o"), stem.with_extension("hsaco"));
+    // a new file: never one (or a link) that was there before, which is
+    // therefore not removed either
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&input).map_err(|e| format!("cannot create {}: {e}", input.display()))?;
+    let scratch = Scratch { input, output };
+    let (input, output) = (&scratch.input, &scratch.output);
+    std::io::Write::write_all(&mut file, object).map_err(|e| format!("cannot write {}: {e}", input.display()))?;
+    drop(file);
     let args = ["ld.lld".to_string(), "-shared".into(), "--no-undefined".into(), input.display().to_string(), "-o".into(), output.display().to_string()];
     let cargs: Vec<std::ffi::CString> = args.iter().map(|a| std::ffi::CString::new(a.as_str()).map_err(|_| format!("NUL in linker argument {a:?}"))).collect::<Result<_, _>>()?;
     let ptrs: Vec<*const c_char> = cargs.iter().map(|c| c.as_ptr()).collect();
@@ -81,9 +91,14 @@ mod tests {
     #[test]
     fn garbage_is_an_error_not_a_crash() {
         let err = link_hsaco(b"not an ELF object").unwrap_err();
-        assert!(err.contains("kernel.o"), "{err}");
+        // lld names the object it could not read
+        assert!(err.contains("tritium-lld-") && err.contains(".o"), "{err}");
         // and lld still links afterwards
         let err2 = link_hsaco(b"\x7fELF nope").unwrap_err();
         assert!(!err2.is_empty());
+        // and each link's files are gone afterwards
+        let ours = format!("tritium-lld-{}-", std::process::id());
+        let left: Vec<_> = std::fs::read_dir(std::env::temp_dir()).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with(&ours)).collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 }
