@@ -5,7 +5,10 @@ warm compiles in one process, caches off; the first compile in parentheses)
 and, read from each HSACO by the same code (tritium.backends.hsaco and
 llvm-objdump-19): VGPRs (AGPRs included, as the note counts them on CDNA),
 SGPRs, LDS bytes (Triton's from its metadata: it allocates LDS at launch),
-spills and instruction count.
+spills and instruction count. CPU ms is the median of the same warm
+compiles in CPU time (all threads, and child processes: Triton links with
+an ld.lld subprocess): on a loaded shared machine wall time waits for the
+CPU, and CPU time is what the compile costs.
 
     .venv/bin/python benches/amd_vs_triton.py [--archs gfx942,gfx1100] [--kernels a,b] [--warm N]
 
@@ -18,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -38,6 +42,13 @@ WAVE = {"gfx90a": 64, "gfx942": 64, "gfx950": 64, "gfx1100": 32, "gfx1200": 32}
 def _spec_signature(spec: Any) -> dict:
     types = iter(spec.signature.split())
     return {p.name: "constexpr" if p.is_constexpr else next(types) for p in spec.fn.params}
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (Triton runs
+    ld.lld as a subprocess), user and system, all threads."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def worker(compiler: str, kernels: list[str], archs: list[str], warm: int, out_dir: Path) -> None:
@@ -82,13 +93,15 @@ def worker(compiler: str, kernels: list[str], archs: list[str], warm: int, out_d
                 results[f"{name}/{arch}"] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
                 continue
             first = (time.perf_counter() - t0) * 1e3
-            times = []
+            times, cpu = [], []
             for _ in range(warm):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), cpu_seconds()
                 compile_one(spec, arch)
                 times.append((time.perf_counter() - t0) * 1e3)
+                cpu.append((cpu_seconds() - c0) * 1e3)
             (out_dir / f"{compiler}.{name}.{arch}.hsaco").write_bytes(code)
-            results[f"{name}/{arch}"] = {"first_ms": first, "warm_ms": statistics.median(times) if times else first}
+            results[f"{name}/{arch}"] = {"first_ms": first, "warm_ms": statistics.median(times) if times else first,
+                                         "cpu_ms": statistics.median(cpu) if cpu else None}
             if (spec.fn.__name__, arch) in lds:
                 results[f"{name}/{arch}"]["launch_lds"] = lds[(spec.fn.__name__, arch)]
     print(json.dumps(results))
@@ -159,8 +172,8 @@ def cell(r: dict | None, key: str) -> str:
 
 
 def table(kernels: list[str], archs: list[str], tri: dict, ours: dict) -> str:
-    head = ("| kernel | arch | compile ms Triton | tritium | ratio | VGPRs T | t | SGPRs T | t | LDS T | t "
-            "| spills T | t | instrs T | t |")
+    head = ("| kernel | arch | compile ms Triton | tritium | ratio | CPU ms T | t | ratio | VGPRs T | t | SGPRs T | t "
+            "| LDS T | t | spills T | t | instrs T | t |")
     rows = [head, "|" + "---|" * (head.count("|") - 1)]
     notes = []
     for name in kernels:
@@ -172,10 +185,13 @@ def table(kernels: list[str], archs: list[str], tri: dict, ours: dict) -> str:
                     notes.append(f"{who} could not compile {k}: {r['error']}")
             ok = t and o and "error" not in t and "error" not in o
             ratio = f"{t['warm_ms'] / o['warm_ms']:.1f}x" if ok else "—"
+            cpu_ok = ok and t.get("cpu_ms") and o.get("cpu_ms")
+            cpu_ratio = f"{t['cpu_ms'] / o['cpu_ms']:.1f}x" if cpu_ok else "—"
             ct = f"{t['warm_ms']:.1f} ({t['first_ms']:.0f})" if t and "error" not in t else "—"
             co = f"{o['warm_ms']:.1f} ({o['first_ms']:.0f})" if o and "error" not in o else "—"
             spills = [str(r["vgpr_spills"] + r["sgpr_spills"]) if r and "error" not in r else "—" for r in (t, o)]
-            rows.append(f"| {name} | {arch} | {ct} | {co} | {ratio} | {cell(t, 'vgprs')} | {cell(o, 'vgprs')} "
+            rows.append(f"| {name} | {arch} | {ct} | {co} | {ratio} | {cell(t, 'cpu_ms')} | {cell(o, 'cpu_ms')} "
+                        f"| {cpu_ratio} | {cell(t, 'vgprs')} | {cell(o, 'vgprs')} "
                         f"| {cell(t, 'sgprs')} | {cell(o, 'sgprs')} | {cell(t, 'lds')} | {cell(o, 'lds')} "
                         f"| {spills[0]} | {spills[1]} | {cell(t, 'instructions')} | {cell(o, 'instructions')} |")
     return "\n".join(rows + ([""] + notes if notes else []))
@@ -213,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
                     r.update(resources((out / f"{who}.{name}.{arch}.hsaco").read_bytes(), arch, out))
                     r["lds"] = max(r["lds"], r.pop("launch_lds", 0))
     print(f"# tritium vs Triton 3.6, AMD targets, compile-only on the CPU ({time.strftime('%Y-%m-%d')}, "
-          f"{os.cpu_count()} cores); T = Triton, t = tritium; compile ms = warm median (first)\n")
+          f"{os.cpu_count()} cores); T = Triton, t = tritium; compile ms = warm median (first), wall; CPU ms = warm median, CPU time with children\n")
     print(table(kernels, archs, sides["triton"], sides["tritium"]))
     if args.json:
         args.json.write_text(json.dumps(sides, indent=2))
