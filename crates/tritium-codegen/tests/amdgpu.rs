@@ -125,17 +125,55 @@ fn bench_kernel(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
-/// What matters of a kernel's code, from the AMDGCN text's resource
-/// comments: (VGPRs with AGPRs, SGPRs, scratch bytes, instructions).
-fn resources(amdgcn: &str) -> (u32, u32, u32, usize) {
+/// What matters of a kernel's code, from the AMDGCN text: VGPRs (AGPRs
+/// included), SGPRs, scratch bytes and spills from the code object's
+/// metadata, instructions in all and inside loops (between a label and the
+/// last branch back to it).
+#[derive(Debug)]
+struct Resources {
+    vgprs: u32,
+    sgprs: u32,
+    scratch: u32,
+    spills: u32,
+    instructions: usize,
+    in_loops: usize,
+}
+
+fn resources(amdgcn: &str) -> Resources {
     let field = |name: &str| -> u32 {
-        amdgcn.lines().filter_map(|l| l.trim().strip_prefix(&format!("; {name}: "))).map(|v| v.trim().parse::<u32>().unwrap()).sum()
+        let values: Vec<u32> = amdgcn.lines().filter_map(|l| l.trim().strip_prefix(&format!(".{name}:"))).map(|v| v.trim().parse().unwrap()).collect();
+        assert_eq!(values.len(), 1, ".{name} once in the metadata");
+        values[0]
     };
-    let instructions = amdgcn
-        .lines()
-        .filter(|l| l.starts_with('\t') && ["s_", "v_", "ds_", "global_", "buffer_", "flat_", "scratch_"].iter().any(|p| l[1..].starts_with(p)))
-        .count();
-    (field("TotalNumVgprs").max(field("NumVgprs")), field("NumSgprs"), field("ScratchSize"), instructions)
+    // (label or instruction, branch target) in order
+    let mut labels = std::collections::HashMap::new();
+    let mut instructions: Vec<Option<&str>> = Vec::new();
+    for line in amdgcn.lines() {
+        let t = line.trim();
+        if let Some(label) = line.strip_suffix(':').filter(|l| l.starts_with(".LBB")) {
+            labels.insert(label, instructions.len());
+        } else if line.starts_with('\t') && ["s_", "v_", "ds_", "global_", "buffer_", "flat_", "scratch_"].iter().any(|p| t.starts_with(p)) {
+            let target = t.starts_with("s_branch").then(|| t.split_whitespace().nth(1)).flatten();
+            let target = target.or_else(|| t.starts_with("s_cbranch").then(|| t.split_whitespace().nth(1)).flatten());
+            instructions.push(target.or(Some("")));
+        }
+    }
+    let mut looped = vec![false; instructions.len()];
+    for (at, target) in instructions.iter().enumerate() {
+        if let Some(&start) = target.and_then(|t| labels.get(t)) {
+            if start <= at {
+                looped[start..=at].iter_mut().for_each(|l| *l = true);
+            }
+        }
+    }
+    Resources {
+        vgprs: field("vgpr_count"),
+        sgprs: field("sgpr_count"),
+        scratch: field("private_segment_fixed_size"),
+        spills: field("vgpr_spill_count") + field("sgpr_spill_count"),
+        instructions: instructions.len(),
+        in_loops: looped.iter().filter(|&&l| l).count(),
+    }
 }
 
 #[test]
@@ -166,7 +204,8 @@ fn target_machines_are_kept_per_target_and_thread() {
 fn amd_pipeline_keeps_o1_code_on_the_bench_kernels() {
     // AMDGPU's pipeline is O1 less the passes that found nothing in our
     // lowered IR: registers and scratch no worse than `default<O1>` gives,
-    // instructions within 1%, on the kernels the Triton comparison compiles
+    // instructions in loops within 1% and in all within 2%, on the kernels
+    // the Triton comparison compiles (the matmul's K loop among them)
     for name in ["vector_add", "softmax", "layer_norm_fwd", "matmul", "noinline_call"] {
         let text = bench_kernel(name);
         for arch in ["hip:gfx942", "hip:gfx1100"] {
@@ -175,9 +214,15 @@ fn amd_pipeline_keeps_o1_code_on_the_bench_kernels() {
             options.llvm_pipeline = Some("default<O1>".into());
             let o1 = tritium_codegen::compile_ptx_text(&text, &options).unwrap();
             let (a, b) = (resources(&ours.ptx), resources(&o1.ptx));
-            assert!(a.3 > 0 && b.3 > 0, "{name} {arch}: no instructions read");
-            assert!(a.0 <= b.0 && a.1 <= b.1 + 2 && a.2 <= b.2, "{name} {arch}: {a:?} against O1's {b:?}");
-            assert!(a.3 as f64 <= b.3 as f64 * 1.01 + 1.0, "{name} {arch}: {} instructions against O1's {}", a.3, b.3);
+            assert!(a.instructions > 0 && b.instructions > 0, "{name} {arch}: no instructions read");
+            assert!(name != "matmul" || (a.in_loops > 100 && b.in_loops > 100), "{name} {arch}: no K loop read: {a:?} {b:?}");
+            assert!(b.vgprs > 0 && b.sgprs > 0, "{name} {arch}: no registers read: {b:?}");
+            assert!(a.vgprs <= b.vgprs && a.sgprs <= b.sgprs + 2, "{name} {arch}: {a:?} against O1's {b:?}");
+            assert!(a.scratch <= b.scratch && a.spills <= b.spills, "{name} {arch}: {a:?} against O1's {b:?}");
+            // loops within 1% of O1's; straight-line code (the prologue, the
+            // epilogue: run once) within 2%
+            assert!(a.in_loops as f64 <= b.in_loops as f64 * 1.01 + 1.0, "{name} {arch}: {a:?} against O1's {b:?}");
+            assert!(a.instructions as f64 <= b.instructions as f64 * 1.02 + 1.0, "{name} {arch}: {a:?} against O1's {b:?}");
         }
     }
 }
