@@ -20,7 +20,7 @@ def test_tritium_worker_builds_code_objects_the_table_reads(tmp_path):
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     for arch in ("gfx942", "gfx1100"):
         r = result[f"vector_add/{arch}"]
-        assert r["warm_ms"] > 0 and r["first_ms"] > 0
+        assert r["warm_ms"] > 0 and r["first_ms"] > 0 and r["cpu_ms"] > 0
         r.update(amd_vs_triton.resources((tmp_path / f"tritium.vector_add.{arch}.hsaco").read_bytes(), arch, tmp_path))
         assert r["wave_size"] == amd_vs_triton.WAVE[arch] and r["vgprs"] > 0 and r["instructions"] > 10
     table = amd_vs_triton.table(["vector_add"], ["gfx942", "gfx1100"], {}, result)
