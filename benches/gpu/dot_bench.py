@@ -1,6 +1,8 @@
 """Tensor-core kernels, tritium vs Triton on one GPU in one run, the two
 alternating over rounds (median round reported), cuBLAS (torch.matmul) as
 the ceiling: matmul fp16 and bf16 at 4096^3 and 8192^3, fp8 (e4m3) at 8192^3,
+tutorial 09's matmul through host tensor descriptors (TMA) at fp16 4096^3
+and 8192^3 (`--only tma`; TRITIUM_TMA=0 gives tritium's cp.async path),
 a grouped GEMM (many independent small matmuls in one launch), and flash
 attention forward (causal and not, head dim 64 and 128, sequence 1k..16k,
 fp16). Both libraries compile the same kernel source with the same block
@@ -27,6 +29,31 @@ LIBS = ("tritium", "triton")
 KERNELS = '''
 import {lib} as triton
 import {lib}.language as tl
+from {lib}.tools.tensor_descriptor import TensorDescriptor
+
+
+@triton.jit
+def matmul_kernel_tma(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                      BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    # tutorial 09's host-descriptor matmul (B given as [N, K], read transposed)
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + (pid % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = pid_m * BLOCK_M
+    offs_bn = pid_n * BLOCK_N
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in tl.range(tl.cdiv(K, BLOCK_K)):
+        offs_k = k * BLOCK_K
+        a = a_desc.load([offs_am, offs_k])
+        b = b_desc.load([offs_bn, offs_k])
+        acc = tl.dot(a, b.T, acc)
+    c_desc.store([offs_am, offs_bn], acc.to(tl.float16))
 
 
 @triton.jit
@@ -155,6 +182,25 @@ def matmul_case(mod, torch, n: int, dtype_name: str):
     return run, 2 * n ** 3
 
 
+def tma_matmul_case(mod, torch, n: int):
+    a = torch.randn(n, n, device="cuda", dtype=torch.float16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.float16)   # [N, K]
+    c = torch.empty(n, n, device="cuda", dtype=torch.float16)
+    bm, bn, bk = MM_CFG["BLOCK_M"], MM_CFG["BLOCK_N"], MM_CFG["BLOCK_K"]
+    descs = (mod.TensorDescriptor.from_tensor(a, [bm, bk]), mod.TensorDescriptor.from_tensor(b, [bn, bk]),
+             mod.TensorDescriptor.from_tensor(c, [bm, bn]))
+    grid = (triton_cdiv(n, bm) * triton_cdiv(n, bn),)
+
+    def run():
+        mod.matmul_kernel_tma[grid](*descs, n, n, n, **MM_CFG, **MM_LAUNCH)
+    run()
+    ref = a.float() @ b.float().T
+    err = (c.float() - ref).abs().max().item() / ref.abs().max().item()
+    if err > 2e-2:
+        raise RuntimeError(f"wrong result (max relative error {err:.3g})")
+    return run, 2 * n ** 3
+
+
 def grouped_case(mod, torch):
     sizes = [(1024, 1024, 1024), (512, 512, 512), (256, 256, 256), (128, 128, 128)] * 4
     As = [torch.randn(m, k, device="cuda", dtype=torch.float16) for m, n, k in sizes]
@@ -204,11 +250,13 @@ def triton_cdiv(a: int, b: int) -> int:
 
 def cases(quick: bool):
     out = [("matmul fp16 4096^3", lambda m, t: matmul_case(m, t, 4096, "float16")),
-           ("matmul bf16 4096^3", lambda m, t: matmul_case(m, t, 4096, "bfloat16"))]
+           ("matmul bf16 4096^3", lambda m, t: matmul_case(m, t, 4096, "bfloat16")),
+           ("tma matmul fp16 4096^3", lambda m, t: tma_matmul_case(m, t, 4096))]
     if not quick:
         out += [("matmul fp16 8192^3", lambda m, t: matmul_case(m, t, 8192, "float16")),
                 ("matmul bf16 8192^3", lambda m, t: matmul_case(m, t, 8192, "bfloat16")),
                 ("matmul fp8e4m3 8192^3", lambda m, t: matmul_case(m, t, 8192, "float8_e4m3fn")),
+                ("tma matmul fp16 8192^3", lambda m, t: tma_matmul_case(m, t, 8192)),
                 ("grouped gemm fp16 x16", grouped_case)]
     seqs = (1024, 4096) if quick else (1024, 4096, 16384)
     for hd in (64, 128):

@@ -302,7 +302,8 @@ impl<'m> Walk<'m> {
             Opcode::For | Opcode::If | Opcode::While | Opcode::Call | Opcode::Store | Opcode::Yield
             | Opcode::Condition | Opcode::Return | Opcode::Assert | Opcode::Print | Opcode::Barrier
             | Opcode::BlockStore | Opcode::BlockAtomic | Opcode::Assume | Opcode::AsyncCopy | Opcode::AsyncCommit
-            | Opcode::AsyncWait | Opcode::TmaStore => {}
+            | Opcode::AsyncWait | Opcode::TmaStore | Opcode::MbarrierInit | Opcode::MbarrierWait | Opcode::MbarrierInval
+            | Opcode::TmaCopy => {}
         }
         // constancy and contiguity never exceed the dim (broadcasts of scalars, clamps above)
         for (d, &n) in full.iter().enumerate().take(f.rank()) {

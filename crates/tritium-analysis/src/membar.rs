@@ -65,6 +65,11 @@ pub enum Node {
     If(Vec<Node>, Vec<Node>),
     /// A call whose callee's buffers start at `base` of the caller's space.
     Call { callee: Func, base: u32 },
+    /// Every thread waited (on an mbarrier) until the asynchronous writes
+    /// into `[lo, hi)` it needs landed, and sees them: pending writes inside
+    /// the range need no barrier before later reads. Only TMA copies write
+    /// such a range while it is live, so no other write is dropped.
+    Landed { lo: u32, hi: u32 },
 }
 
 /// What callers need to know about a function's shared-memory accesses.
@@ -167,6 +172,9 @@ impl Walk<'_> {
                     st.pending.insert(Pending { access: *a, last: None, from_callee: false });
                 }
                 Node::Barrier(None) => Self::sync(st),
+                Node::Landed { lo, hi } => {
+                    st.pending.retain(|p| !(p.access.kind == AccessKind::Write && p.access.lo >= *lo && p.access.hi <= *hi));
+                }
                 Node::Barrier(Some(c)) if self.kept.contains(c) => Self::sync(st),
                 Node::Barrier(Some(c)) => {
                     st.pending = st.pending.iter().map(|p| Pending { last: Some(*c), ..*p }).collect();
@@ -287,6 +295,9 @@ pub fn render(trace: &[Node], result: &FuncMembar, callee_name: impl Fn(Func) ->
                 }
                 Node::Barrier(None) => {
                     let _ = writeln!(out, "{pad}barrier");
+                }
+                Node::Landed { lo, hi } => {
+                    let _ = writeln!(out, "{pad}landed [{lo}, {hi})");
                 }
                 Node::Barrier(Some(c)) => {
                     let verdict = if !result.needed.contains(c) {

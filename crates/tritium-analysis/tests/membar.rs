@@ -1,7 +1,8 @@
 //! Membar on access traces written as text: `w 0..64` / `r 0..64` (a write or
 //! read of bytes [0, 64)), `bar` (a barrier that stays), `cand N` (candidate
 //! barrier N), `loop { .. }`, `if { .. } else { .. }`, `call F @ BASE`
-//! (function F's accesses shifted by BASE). Each test says which candidates
+//! (function F's accesses shifted by BASE), `landed 0..64` (asynchronous
+//! writes into [0, 64) landed for every thread). Each test says which candidates
 //! must stay and what the function's summary is.
 use std::collections::{BTreeSet, HashMap};
 
@@ -44,6 +45,11 @@ fn parse_seq(tokens: &[&str], pos: &mut usize) -> Vec<Node> {
                 Node::Access(if t == "w" { Access::write(lo, hi) } else { Access::read(lo, hi) })
             }
             "bar" => Node::Barrier(None),
+            "landed" => {
+                let (lo, hi) = range(tokens[*pos]);
+                *pos += 1;
+                Node::Landed { lo, hi }
+            }
             "cand" => {
                 *pos += 1;
                 Node::Barrier(Some(CandidateId(tokens[*pos - 1].parse().unwrap())))
@@ -80,6 +86,18 @@ fn needed(text: &str) -> BTreeSet<CandidateId> {
 /// barrier, its reads.
 fn scratch(c: u32, lo: u32, hi: u32) -> String {
     format!("cand {c} w {lo}..{hi} bar r {lo}..{hi}\n")
+}
+
+#[test]
+fn writes_that_landed_need_no_barrier_before_reads() {
+    // a TMA-pipelined loop: wait (landed), the dot reads the ring, the
+    // refill writes it: only the write after the reads needs its barrier
+    assert_eq!(needed("loop { landed 0..96 cand 0 r 0..96 cand 1 w 0..96 }"), ids(&[1]));
+    // without the wait, the read after the previous iteration's write needs one too
+    assert_eq!(needed("loop { cand 0 r 0..96 cand 1 w 0..96 }"), ids(&[0, 1]));
+    // only writes inside the range landed: others (and reads) stay pending
+    assert_eq!(needed("cand 0 w 0..128 landed 0..96 cand 1 r 0..32"), ids(&[1]));
+    assert_eq!(needed("cand 0 r 0..32 landed 0..96 cand 1 w 0..32"), ids(&[1]));
 }
 
 #[test]

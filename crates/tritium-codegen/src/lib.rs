@@ -68,6 +68,9 @@ pub struct Options {
     /// target's (`Target::optimization_pipeline`). Set only to compare
     /// pipelines on the same kernels (tests/amdgpu.rs against `default<O1>`).
     pub llvm_pipeline: Option<String>,
+    /// Keep the module's IR as software pipelining left it
+    /// (`CompiledPtx::pipelined`; the filetests' `pipelined` stage).
+    pub keep_pipelined: bool,
 }
 
 impl Options {
@@ -112,6 +115,7 @@ impl Options {
             num_stages: 3,
             assembly: true,
             llvm_pipeline: None,
+            keep_pipelined: false,
         })
     }
 }
@@ -145,6 +149,9 @@ pub struct CompiledPtx {
     /// Wall time of each stage this compilation ran, in pipeline order
     /// (`StageTimes`): where a cold compile's time goes.
     pub timings: StageTimes,
+    /// The module's IR after software pipelining, when
+    /// `Options::keep_pipelined` asked for it (else empty).
+    pub pipelined: String,
 }
 
 /// Wall-clock seconds per compiler stage, in the order the stages ran:
@@ -336,6 +343,7 @@ fn lower_module(
             tritium_ir::verify(module).map_err(|e| CodegenError::Internal(format!("software pipelining left IR that does not verify: {e}")))?;
         }
     }
+    let pipelined_ir = if options.keep_pipelined { tritium_ir::print(module) } else { String::new() };
     if std::env::var("TRITIUM_DEBUG_CONVERTS").is_ok() {
         print_converts(module, &graph, &layouts);
     }
@@ -416,6 +424,7 @@ fn lower_module(
         membar: membar_dump,
         tensormaps,
         timings: StageTimes::default(),
+        pipelined: pipelined_ir,
     })
 }
 

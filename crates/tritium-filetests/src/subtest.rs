@@ -60,6 +60,7 @@ pub fn lookup(name: &str) -> Option<&'static dyn SubTest> {
         "axis-info" => &stages::analysis::AxisInfo,
         "allocation" => &stages::codegen::ALLOCATION,
         "membar" => &stages::codegen::MEMBAR,
+        "pipelined" => &stages::codegen::PIPELINED,
         "llvm-ir" => &stages::codegen::LLVM_IR,
         "ptx" => &stages::codegen::PTX,
         "ptxas" => &stages::codegen::Ptxas,

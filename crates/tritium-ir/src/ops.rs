@@ -268,6 +268,20 @@ op_table! {
     // block op meant (the interpreter runs it as one)
     TmaLoad => with_attrs(op("tma_load", 5, None, Fixed(1)), BLOCK_LOAD),
     TmaStore => with_attrs(op("tma_store", 6, None, Fixed(0)), BLOCK_STORE),
+    // multi-buffered TMA (appended; made only by the pipeliner on sm_90a):
+    // a ring of mbarriers is a `local_alloc` of `stages x 1` i64, one
+    // barrier per stage, each completing a phase once `count` copies were
+    // armed and all their bytes landed. `mbarrier_init` readies the ring
+    // before its loop and `mbarrier_inval` retires it after; `tma_copy`
+    // (buffer, stage, barriers, guard, then a `tma_load`'s operands and
+    // attributes) arms the stage's barrier with the tile's bytes and issues
+    // the copy into that stage when the i1 guard holds; `mbarrier_wait`
+    // (barriers, stage, phase) waits until the stage's barrier completed the
+    // phase of that parity (i32, 0 or 1)
+    MbarrierInit => with_attrs(fixed("mbarrier_init", 1, 0), &[req("count", Int)]),
+    MbarrierWait => fixed("mbarrier_wait", 3, 0),
+    MbarrierInval => fixed("mbarrier_inval", 1, 0),
+    TmaCopy => with_attrs(op("tma_copy", 9, None, Fixed(0)), BLOCK_LOAD),
 }
 
 /// The kernel-argument attribute marking an i64 argument as a CUDA tensor

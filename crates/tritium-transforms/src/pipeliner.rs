@@ -8,6 +8,14 @@
 //! stage iteration `i - 1` read. Copies past the loop's end are masked off
 //! by a trip guard, and one `async_wait 0` after the loop drains them.
 //!
+//! On sm_90a a `tma_load` feeding a dot is staged by TMA instead: its
+//! stages keep the box's layout and the dot reads them directly; a ring of
+//! one mbarrier per stage (`mbarrier_init` before the prologue,
+//! `mbarrier_inval` after the loop) replaces the commit groups: `tma_copy`
+//! arms the stage's barrier and copies only where the trip guard holds, and
+//! iteration `i` waits (`mbarrier_wait`) for the phase of parity
+//! `(i / num_stages) % 2`, carried beside the stage indices.
+//!
 //! What runs ahead is the loads' "stage 0": the loads, the body ops that
 //! compute their pointers, masks and `other`, and the loop-carried values
 //! those read (the pointer increments), which start `num_stages - 1`
@@ -61,12 +69,26 @@ pub fn pipeline_loops(m: &mut Module, func: Func, layouts: &mut LayoutMap, opts:
     done
 }
 
-/// A load staged into shared memory by the `convert_layout` that is its only use.
+/// A load staged into shared memory by the `convert_layout` that is its
+/// only use, or a `tma_load` (whose tile lands in shared memory in its
+/// box's layout) converted to the canonical layout and from there (maybe
+/// through a transpose) to a shared layout for a dot that reads the same
+/// bytes: the ops between the load and `convert` are `through`.
 struct Candidate {
     load: Op,
     convert: Op,
+    through: Vec<Op>,
+    tma: bool,
+    /// How a stage is stored, and how `convert`'s users read it.
+    stored: SharedLayout,
     shared: SharedLayout,
     tile_bytes: u32,
+}
+
+impl Candidate {
+    fn is_tma(&self) -> bool {
+        self.tma
+    }
 }
 
 struct Plan {
@@ -96,16 +118,30 @@ fn plan_loop(types: &TypeTable, f: &Function, layouts: &LayoutMap, for_op: Op, o
     let users_of = |v: Value| uses.get(&v).map(Vec::as_slice).unwrap_or(&[]);
 
     let mut candidates = Vec::new();
+    // the one `convert_layout` in the body that uses `v`, and nothing else does
+    let only_convert = |v: Value| match users_of(v) {
+        &[c] if f.ops[c].opcode == Opcode::ConvertLayout && pos.contains_key(&c) => Some(c),
+        _ => None,
+    };
     for &op in ops {
         let d = &f.ops[op];
-        if d.opcode != Opcode::Load || d.attrs.get("volatile").and_then(Attr::as_bool) == Some(true) {
-            continue;
-        }
-        let &[convert] = users_of(d.results[0]) else { continue };
-        if f.ops[convert].opcode != Opcode::ConvertLayout || !pos.contains_key(&convert) {
-            continue;
-        }
+        let (convert, through) = match d.opcode {
+            Opcode::Load if d.attrs.get("volatile").and_then(Attr::as_bool) != Some(true) => {
+                let Some(convert) = only_convert(d.results[0]) else { continue };
+                (convert, Vec::new())
+            }
+            // read where it landed: the round trip through registers goes
+            Opcode::TmaLoad => match tma_reader(f, layouts, &uses, op, &only_convert) {
+                Some(chain) => chain,
+                None => continue,
+            },
+            _ => continue,
+        };
         let Some(Layout::Shared(shared)) = layouts.of(f.ops[convert].results[0]) else { continue };
+        let stored = match layouts.of(d.results[0]) {
+            Some(Layout::Shared(s)) if d.opcode == Opcode::TmaLoad => s.clone(),
+            _ => shared.clone(),
+        };
         let ty = f.value_type(d.results[0]);
         let bits = types.scalar_kind(ty).map_or(0, ScalarKind::bits);
         let dims = types.dims(ty);
@@ -117,7 +153,8 @@ fn plan_loop(types: &TypeTable, f: &Function, layouts: &LayoutMap, for_op: Op, o
         if matches!(shared, SharedLayout::Nvmma { .. }) && tile_bytes % 1024 != 0 {
             continue;
         }
-        candidates.push(Candidate { load: op, convert, shared: shared.clone(), tile_bytes });
+        let tma = d.opcode == Opcode::TmaLoad;
+        candidates.push(Candidate { load: op, convert, through, tma, stored, shared: shared.clone(), tile_bytes });
     }
     if candidates.iter().all(|c| opts.synchronous.contains(&c.load)) {
         return None;
@@ -187,6 +224,31 @@ fn plan_loop(types: &TypeTable, f: &Function, layouts: &LayoutMap, for_op: Op, o
     let mut carried: Vec<usize> = carried.into_iter().collect();
     carried.sort_unstable();
     Some(Plan { for_op, body, stages, step, candidates, slice, carried })
+}
+
+/// For `tma_load` `op` (its tile in its box's NVMMA layout): the conversion
+/// to a dot's shared layout that reads the same bytes, and the ops between
+/// (the conversion to the canonical layout, maybe a 2-D transpose), when
+/// each is the only use of the one before.
+fn tma_reader(f: &Function, layouts: &LayoutMap, uses: &HashMap<Value, Vec<Op>>, op: Op, only_convert: &dyn Fn(Value) -> Option<Op>) -> Option<(Op, Vec<Op>)> {
+    let Some(Layout::Shared(SharedLayout::Nvmma { swizzle_bytes, transposed, elem_bytes })) = layouts.of(f.ops[op].results[0]) else {
+        return None;
+    };
+    let canonical = only_convert(f.ops[op].results[0])?;
+    let mut through = vec![canonical];
+    let mut v = f.ops[canonical].results[0];
+    let mut flipped = false;
+    if let Some(&[p]) = uses.get(&v).map(Vec::as_slice) {
+        let d = &f.ops[p];
+        if d.opcode == Opcode::Permute && d.attrs.get("order").and_then(Attr::as_int_array) == Some(&[1, 0][..]) {
+            through.push(p);
+            v = d.results[0];
+            flipped = true;
+        }
+    }
+    let convert = only_convert(v)?;
+    let want = SharedLayout::Nvmma { swizzle_bytes: *swizzle_bytes, transposed: *transposed != flipped, elem_bytes: *elem_bytes };
+    (layouts.of(f.ops[convert].results[0]) == Some(&Layout::Shared(want))).then_some((convert, through))
 }
 
 /// Every value `block`'s ops (and the ops of their regions) define.
@@ -274,9 +336,22 @@ impl Rewriter<'_> {
             let elem = self.types.elem(ty);
             let buf_ty = self.types.tensor(&dims, elem);
             let buf = self.value(&mut at, Opcode::LocalAlloc, &[], buf_ty);
-            self.set_layout(buf, Some(Layout::Shared(c.shared.staged())));
+            self.set_layout(buf, Some(Layout::Shared(c.stored.staged())));
             allocs.push(buf);
         }
+        let copies = plan.candidates.iter().any(|c| !c.is_tma());
+        let tmas = plan.candidates.iter().filter(|c| c.is_tma()).count();
+        // TMA tiles complete on a ring of one mbarrier per stage, each
+        // armed once per copy of that stage
+        let bars = (tmas > 0).then(|| {
+            let i64t = self.types.scalar(ScalarKind::I64);
+            let ring_ty = self.types.tensor(&[s, 1], i64t);
+            let bars = self.value(&mut at, Opcode::LocalAlloc, &[], ring_ty);
+            self.set_layout(bars, Some(Layout::Shared(SharedLayout::row_major(2))));
+            let count = [("count".to_string(), Attr::Int(tmas as i64))].into_iter().collect();
+            self.emit(&mut at, Opcode::MbarrierInit, &[bars], None, count);
+            bars
+        });
 
         // the prologue: iterations 0 .. s-2 of stage 0
         let mut carried_now: Vec<Value> = plan.carried.iter().map(|&i| od.operands[3 + i]).collect();
@@ -299,9 +374,11 @@ impl Rewriter<'_> {
             let stage = self.constant(&mut at, i32t, j as i64);
             for (c, &buf) in plan.candidates.iter().zip(&allocs) {
                 let load = self.f.ops[c.load].operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect::<Vec<_>>();
-                self.async_copy(&mut at, buf, stage, &load, guard);
+                self.copy(&mut at, c, buf, stage, bars, &load, guard);
             }
-            self.emit(&mut at, Opcode::AsyncCommit, &[], None, Attrs::new());
+            if copies {
+                self.emit(&mut at, Opcode::AsyncCommit, &[], None, Attrs::new());
+            }
             let yields = self.f.ops[yield_op].operands.clone();
             carried_now = plan.carried.iter().map(|&i| *map.get(&yields[i]).unwrap_or(&yields[i])).collect();
         }
@@ -310,10 +387,17 @@ impl Rewriter<'_> {
         }
         let init_read = self.constant(&mut at, i32t, 0);
         let init_write = self.constant(&mut at, i32t, s as i64 - 1);
-        // drain the copies issued past the end (they zero-fill their stage)
+        // drain the copies issued past the end (they zero-fill their stage);
+        // TMA copies past the end are never issued, and every one issued was
+        // waited for, so the ring may go
         let mut after = Cursor { block: parent, index: at.index + 1 };
-        let wait0 = [("pending".to_string(), Attr::Int(0))].into_iter().collect();
-        self.emit(&mut after, Opcode::AsyncWait, &[], None, wait0);
+        if copies {
+            let wait0 = [("pending".to_string(), Attr::Int(0))].into_iter().collect();
+            self.emit(&mut after, Opcode::AsyncWait, &[], None, wait0);
+        }
+        if let Some(bars) = bars {
+            self.emit(&mut after, Opcode::MbarrierInval, &[bars], None, Attrs::new());
+        }
 
         // the stages this iteration reads and writes, carried by the loop:
         // read = i % s wraps with a compare and select, write = (i - 1) % s
@@ -331,6 +415,18 @@ impl Rewriter<'_> {
         let next = self.value(&mut end, Opcode::Select, &[wraps, zero, next], i32t);
         let yield_op = *self.f.blocks[plan.body].ops.last().expect("a terminated body");
         self.f.ops[yield_op].operands.extend([next, read]);
+        // the parity of the phase the read stage's barrier completes this
+        // iteration: (i / s) % 2, flipping each time the read stage wraps
+        let phase = bars.map(|_| {
+            let init = self.constant(&mut at, i32t, 0);
+            let phase = self.add_carried(plan, init, i32t);
+            let mut end = self.before_terminator(plan.body);
+            let one = self.constant(&mut end, i32t, 1);
+            let flipped = self.value(&mut end, Opcode::Xor, &[phase, one], i32t);
+            let next = self.value(&mut end, Opcode::Select, &[wraps, flipped, phase], i32t);
+            self.f.ops[yield_op].operands.push(next);
+            phase
+        });
 
         // the body's head: the guard, the wait, the views
         let mut at = Cursor { block: plan.body, index: 0 };
@@ -338,8 +434,13 @@ impl Rewriter<'_> {
         let dist = self.constant(&mut at, iv_ty, plan.step * (s as i64 - 1));
         let iv_ahead = self.value(&mut at, Opcode::Add, &[iv, dist], iv_ty);
         let guard = self.less_than(&mut at, iv_ahead, ub);
-        let wait = [("pending".to_string(), Attr::Int(s as i64 - 2))].into_iter().collect();
-        self.emit(&mut at, Opcode::AsyncWait, &[], None, wait);
+        if copies {
+            let wait = [("pending".to_string(), Attr::Int(s as i64 - 2))].into_iter().collect();
+            self.emit(&mut at, Opcode::AsyncWait, &[], None, wait);
+        }
+        if let (Some(bars), Some(phase)) = (bars, phase) {
+            self.emit(&mut at, Opcode::MbarrierWait, &[bars, read, phase], None, Attrs::new());
+        }
         for (c, &buf) in plan.candidates.iter().zip(&allocs) {
             let staged = self.f.ops[c.convert].results[0];
             let ty = self.f.value_type(staged);
@@ -347,6 +448,9 @@ impl Rewriter<'_> {
             self.set_layout(view, Some(Layout::Shared(c.shared.clone())));
             self.f.replace_all_uses(staged, view);
             self.f.erase_op(plan.body, c.convert);
+            for &op in c.through.iter().rev() {
+                self.f.erase_op(plan.body, op);
+            }
         }
         // stage 0 in the body computes for iteration i + s - 1
         for &op in &plan.slice {
@@ -363,10 +467,12 @@ impl Rewriter<'_> {
             let load = self.f.ops[c.load].operands.clone();
             self.f.erase_op(plan.body, c.load);
             let mut end = self.before_terminator(plan.body);
-            self.async_copy(&mut end, buf, write, &load, guard);
+            self.copy(&mut end, c, buf, write, bars, &load, guard);
         }
-        let mut end = self.before_terminator(plan.body);
-        self.emit(&mut end, Opcode::AsyncCommit, &[], None, Attrs::new());
+        if copies {
+            let mut end = self.before_terminator(plan.body);
+            self.emit(&mut end, Opcode::AsyncCommit, &[], None, Attrs::new());
+        }
         self.make_dots_async(parent, plan);
     }
 
@@ -450,6 +556,22 @@ impl Rewriter<'_> {
             map.insert(r, nr);
             let l = self.layouts.of(r).cloned();
             self.set_layout(nr, l);
+        }
+    }
+
+    /// Candidate `c`'s copy into `stage` of `buf` where scalar `guard`
+    /// holds, `load` its operands: a `tma_copy` armed on the stage's
+    /// barrier of ring `bars`, else an `async_copy`.
+    #[allow(clippy::too_many_arguments)]
+    fn copy(&mut self, at: &mut Cursor, c: &Candidate, buf: Value, stage: Value, bars: Option<Value>, load: &[Value], guard: Value) {
+        match bars.filter(|_| c.is_tma()) {
+            Some(bars) => {
+                let mut operands = vec![buf, stage, bars, guard];
+                operands.extend_from_slice(load);
+                let attrs = self.f.ops[c.load].attrs.clone();
+                self.emit(at, Opcode::TmaCopy, &operands, None, attrs);
+            }
+            None => self.async_copy(at, buf, stage, load, guard),
         }
     }
 

@@ -72,13 +72,13 @@ impl Gen<'_, '_, '_> {
             Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic => self.block_memory(block, opcode),
             Opcode::Gather | Opcode::Histogram | Opcode::Assume | Opcode::ExternElementwise => self.lookup(block, opcode),
             Opcode::LocalAlloc | Opcode::LocalView | Opcode::AsyncCopy | Opcode::AsyncCommit | Opcode::AsyncWait
-            | Opcode::DotWait => {
+            | Opcode::DotWait | Opcode::MbarrierInit | Opcode::MbarrierWait | Opcode::MbarrierInval => {
                 self.staging(block, opcode)
             }
             // TMA ops need a kernel's `tensormap` argument, which only
             // claim_tma makes (from host-descriptor arguments); they are
             // reached through the codegen targets' own runs of that pass
-            Opcode::TmaLoad | Opcode::TmaStore => self.constant(block),
+            Opcode::TmaLoad | Opcode::TmaStore | Opcode::TmaCopy => self.constant(block),
             // region ops past the nesting cap; terminators end blocks, made by
             // `region` and `function`
             Opcode::Reduce

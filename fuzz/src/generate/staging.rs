@@ -1,8 +1,9 @@
 //! Generators of the software pipeliner's ops (docs/ir.md): a multi-stage
 //! buffer, then views of a stage and asynchronous copies into one (their
 //! buffer must be a `local_alloc`, so each comes with its own), commit and
-//! wait; and `dot_wait` over a few values (what it waits for is the
-//! asynchronous dots of a pipelined loop, but any values verify).
+//! wait; `dot_wait` over a few values (what it waits for is the
+//! asynchronous dots of a pipelined loop, but any values verify); and the
+//! mbarrier ring ops, each on a ring of its own (`stages x 1` i64).
 use arbitrary::Result;
 use tritium_ir::{Attr, Block, Opcode, ScalarKind};
 
@@ -27,6 +28,24 @@ impl Gen<'_, '_, '_> {
                 let tys: Vec<_> = vs.iter().map(|&v| self.ty(v)).collect();
                 let pending = Attr::Int(self.u.int_in_range(0..=1)?);
                 return self.op(block, opcode, &vs, &tys, &[("pending", pending)]).map(|_| ());
+            }
+            Opcode::MbarrierInit | Opcode::MbarrierWait | Opcode::MbarrierInval => {
+                let stages = self.u.int_in_range(1..=4)?;
+                let i64t = types::scalar(self.b.module, ScalarKind::I64);
+                let ring_t = types::shaped(self.b.module, &[stages, 1], i64t);
+                let ring = self.b.op(block, Opcode::LocalAlloc, &[], &[ring_t], &[])[0];
+                let i32t = types::scalar(self.b.module, ScalarKind::I32);
+                return match opcode {
+                    Opcode::MbarrierInit => {
+                        let count = Attr::Int(self.u.int_in_range(1..=2)?);
+                        self.op(block, opcode, &[ring], &[], &[("count", count)]).map(|_| ())
+                    }
+                    Opcode::MbarrierWait => {
+                        let (stage, phase) = (self.value_of(block, i32t)?, self.value_of(block, i32t)?);
+                        self.op(block, opcode, &[ring, stage, phase], &[], &[]).map(|_| ())
+                    }
+                    _ => self.op(block, opcode, &[ring], &[], &[]).map(|_| ()),
+                };
             }
             _ => {}
         }

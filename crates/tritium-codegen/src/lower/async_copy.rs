@@ -50,11 +50,20 @@ impl<'a, 'c> Lowering<'a, 'c> {
             return Ok(None);
         }
         let (buf, stage) = (d.operands[0], d.operands[1]);
-        self.stage_of(op, buf, self.regs(stage)?[0].into_int_value()).map(Some)
+        let mut at = self.stage_of(op, buf, self.regs(stage)?[0].into_int_value())?;
+        // a transposed view reads the same bytes through its own layout
+        let dims = self.module.types.dims(self.ty(v)).to_vec();
+        if dims != self.module.types.dims(self.ty(buf))[1..] {
+            let Some(Layout::Shared(layout)) = self.layouts.of(v) else {
+                return Err(CodegenError::Internal(format!("view %{} is not in shared memory", v.0)));
+            };
+            at.bases = layout.bases(&dims);
+        }
+        Ok(Some(at))
     }
 
     /// Stage `stage` of multi-stage buffer `buf` (a `local_alloc` result).
-    fn stage_of(&self, op: Op, buf: Value, stage: IntValue<'c>) -> Result<SharedBuffer<'c>> {
+    pub(super) fn stage_of(&self, op: Op, buf: Value, stage: IntValue<'c>) -> Result<SharedBuffer<'c>> {
         let ValueDef::OpResult(alloc, _) = self.func.values[buf].def else {
             return Err(CodegenError::Internal("a staged buffer that is a block argument".into()));
         };

@@ -100,6 +100,12 @@ impl<'a, 'c> Lowering<'a, 'c> {
         self.smem.barriers.push(Node::Access(access));
     }
 
+    /// Records that asynchronous writes into `[lo, hi)` landed for every
+    /// thread (an mbarrier wait; `Node::Landed`).
+    pub(super) fn smem_landed(&mut self, lo: u32, hi: u32) {
+        self.smem.barriers.push(Node::Landed { lo, hi });
+    }
+
     /// Before a call to `callee` at `site`: a candidate barrier (kept when the
     /// caller's pending accesses overlap the callee's first ones) and the call
     /// in the trace; the caller's next scratch write gets its own candidate.

@@ -21,6 +21,7 @@ mod fp8_amd;
 mod ldmatrix;
 mod lookup;
 mod math;
+mod mbarrier;
 pub(crate) mod memory;
 mod reduce;
 mod scan;
@@ -235,6 +236,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
             Opcode::DotWait => self.lower_dot_wait(op),
             Opcode::TmaLoad => self.lower_tma_load(op),
             Opcode::TmaStore => self.lower_tma_store(op),
+            Opcode::TmaCopy => self.lower_tma_copy(op),
+            Opcode::MbarrierInit => self.lower_mbarrier_init(op),
+            Opcode::MbarrierWait => self.lower_mbarrier_wait(op),
+            Opcode::MbarrierInval => self.lower_mbarrier_inval(op),
             // compile_ptx runs tritium_transforms::expand_block_memory before lowering
             Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic => {
                 Err(CodegenError::Internal(format!("`{}` reached lowering unexpanded", self.op(op).opcode)))

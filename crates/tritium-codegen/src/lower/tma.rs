@@ -96,7 +96,12 @@ impl<'a, 'c> Lowering<'a, 'c> {
     /// The offsets (i32 registers) of a TMA op's box, innermost first as
     /// the instruction takes them, for copy `j` (shifted by `j` box widths).
     fn tma_coords(&self, op: Op, rank: usize, b: &TmaBox, j: u32) -> Result<Vec<IntValue<'c>>> {
-        let first = 2 + 2 * rank; // map, base, shapes, strides
+        self.tma_coords_from(op, 0, rank, b, j)
+    }
+
+    /// `tma_coords` of an op whose tensor map is operand `map_at`.
+    pub(super) fn tma_coords_from(&self, op: Op, map_at: usize, rank: usize, b: &TmaBox, j: u32) -> Result<Vec<IntValue<'c>>> {
+        let first = map_at + 2 + 2 * rank; // map, base, shapes, strides
         let mut coords = Vec::with_capacity(rank);
         for d in (0..rank).rev() {
             let v = self.op(op).operands[first + d];
@@ -114,7 +119,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
     }
 
     /// `{$a, $b}` naming operands `first..first + n`.
-    fn coord_list(first: usize, n: usize) -> String {
+    pub(super) fn coord_list(first: usize, n: usize) -> String {
         let names: Vec<String> = (first..first + n).map(|i| format!("${i}")).collect();
         format!("{{{}}}", names.join(", "))
     }

@@ -2,7 +2,8 @@
 //! `arch=` (default sm_90) and `warps=` (default 4)): `llvm-ir` (optimised
 //! LLVM IR), `ptx`, `ptxas` (NVIDIA's assembler accepts the PTX; the output
 //! is each kernel's resource report; skipped visibly without ptxas),
-//! `allocation` (shared-memory buffers and call bases) and `membar` (every
+//! `allocation` (shared-memory buffers and call bases), `pipelined` (the
+//! IR as software pipelining left it, before lowering) and `membar` (every
 //! function's access trace with the barriers membar kept and dropped). A
 //! module the backend refuses gives `error: ...` as the output.
 use std::fmt::Write;
@@ -18,7 +19,10 @@ fn compile(input: &Input<'_>, step: &Step) -> Result<Result<CompiledPtx, Output>
     let module = input.module()?;
     let warps = step.option("warps").unwrap_or("4").parse().map_err(|_| "warps= takes a number".to_string())?;
     Ok(Options::new(arch(step), warps)
-        .and_then(|options| compile_ptx(&module, &options))
+        .and_then(|mut options| {
+            options.keep_pipelined = true;
+            compile_ptx(&module, &options)
+        })
         .map_err(|e| Output::Text(format!("error: {e}\n"))))
 }
 
@@ -37,6 +41,7 @@ pub static LLVM_IR: Compiled = Compiled { checking: Checking::FileCheck, part: |
 pub static PTX: Compiled = Compiled { checking: Checking::FileCheck, part: |out| out.ptx };
 pub static ALLOCATION: Compiled = Compiled { checking: Checking::Exact, part: |out| out.allocation };
 pub static MEMBAR: Compiled = Compiled { checking: Checking::Exact, part: |out| out.membar };
+pub static PIPELINED: Compiled = Compiled { checking: Checking::FileCheck, part: |out| out.pipelined };
 
 impl SubTest for Compiled {
     fn checking(&self) -> Checking {

@@ -83,7 +83,36 @@ impl Checker<'_> {
     /// `block_load` / `block_store` whose offsets are scalars (a TMA box, not
     /// a gather) of rank 1 to 5 (what a tensor map can describe).
     pub(super) fn tma_access(&self, op: Op, opcode: Opcode, ops: &[Type], res: &[Type]) -> Rule {
-        let map = self.f.ops[op].operands[0];
+        self.tma_operands(op, 0, opcode, ops, res)
+    }
+
+    /// `tma_copy(buf, stage, barriers, guard, <a tma_load's operands>)`:
+    /// the load fills one stage of `buf`, armed on a ring of one mbarrier
+    /// per stage (`stages x 1` i64).
+    pub(super) fn tma_copy(&self, op: Op, ops: &[Type]) -> Rule {
+        let types = &self.m.types;
+        self.allocated(op)?;
+        let bars = self.f.ops[op].operands[2];
+        if !self.f.defining_op(bars).is_some_and(|d| self.f.ops[d].opcode == Opcode::LocalAlloc) {
+            return Err("operand 2 (the barriers) must be a local_alloc result".to_string());
+        }
+        let stages = types.dims(ops[0]).first().copied().unwrap_or(0);
+        if types.dims(ops[2]) != [stages, 1] || self.kind(ops[2]) != Some(ScalarKind::I64) {
+            return Err(format!("the barriers must be {stages}x1 i64 (one per stage), got {}", self.show(ops[2])));
+        }
+        self.expect_scalar(ops[1], ScalarKind::I32, "stage")?;
+        self.expect_scalar(ops[3], ScalarKind::I1, "guard")?;
+        let tile = types.dims(ops[0]).get(1..).unwrap_or(&[]).to_vec();
+        let elem = types.elem(ops[0]);
+        let stage = crate::types::TypeData::Tensor { dims: tile, elem };
+        let block = types.lookup(&stage).ok_or_else(|| format!("no stage type of {}", self.show(ops[0])))?;
+        self.tma_operands(op, 4, Opcode::TmaLoad, &ops[4..], &[block])
+    }
+
+    /// The operands of a TMA access from `first` on (map, then the block
+    /// op's own); `res` the loaded block when `opcode` is a load.
+    fn tma_operands(&self, op: Op, first: usize, opcode: Opcode, ops: &[Type], res: &[Type]) -> Rule {
+        let map = self.f.ops[op].operands[first];
         let is_map_arg = match self.f.values[map].def {
             crate::ValueDef::BlockArg(b, i) => {
                 b == self.f.entry_block()

@@ -85,6 +85,19 @@ impl Checker<'_> {
                 Ok(())
             }
             Opcode::AsyncCommit | Opcode::AsyncWait => Ok(()),
+            Opcode::MbarrierInit | Opcode::MbarrierInval | Opcode::MbarrierWait => {
+                self.allocated(op)?;
+                let stages = types.dims(ops[0]).first().copied().unwrap_or(0);
+                if types.dims(ops[0]) != [stages, 1] || self.kind(ops[0]) != Some(ScalarKind::I64) {
+                    return Err(format!("the barriers must be a stages x 1 i64 buffer, got {}", self.show(ops[0])));
+                }
+                if opcode == Opcode::MbarrierWait {
+                    self.expect_scalar(ops[1], ScalarKind::I32, "stage")?;
+                    self.expect_scalar(ops[2], ScalarKind::I32, "phase")?;
+                }
+                Ok(())
+            }
+            Opcode::TmaCopy => self.tma_copy(op, &ops),
             Opcode::DotWait => {
                 if ops.len() != res.len() {
                     return Err(format!("{} operands but {} results: each result is its operand", ops.len(), res.len()));
@@ -408,15 +421,20 @@ impl Checker<'_> {
         let d = &self.f.ops[op];
         for (i, &v) in d.operands.iter().enumerate() {
             let alloc = self.f.defining_op(v).is_some_and(|def| self.f.ops.get(def).is_some_and(|o| o.opcode == Opcode::LocalAlloc));
-            if alloc && !(i == 0 && matches!(d.opcode, Opcode::LocalView | Opcode::AsyncCopy)) {
-                return Err(format!("operand {i} is a local_alloc buffer, which only local_view and async_copy take"));
+            let takes = match d.opcode {
+                Opcode::LocalView | Opcode::AsyncCopy | Opcode::MbarrierInit | Opcode::MbarrierWait | Opcode::MbarrierInval => i == 0,
+                Opcode::TmaCopy => i == 0 || i == 2,
+                _ => false,
+            };
+            if alloc && !takes {
+                return Err(format!("operand {i} is a local_alloc buffer, which only local_view, async_copy, tma_copy and the mbarrier ops take"));
             }
         }
         Ok(())
     }
 
     /// Operand 0 of `op` is a `local_alloc` (codegen addresses its buffer).
-    fn allocated(&self, op: Op) -> Rule {
+    pub(super) fn allocated(&self, op: Op) -> Rule {
         let buf = self.f.ops[op].operands[0];
         match self.f.defining_op(buf).map(|d| self.f.ops[d].opcode) {
             Some(Opcode::LocalAlloc) => Ok(()),
@@ -424,17 +442,19 @@ impl Checker<'_> {
         }
     }
 
-    /// `view` is one stage of multi-stage buffer `buf` ([stages, tile...]).
+    /// `view` is one stage of multi-stage buffer `buf` ([stages, tile...]),
+    /// or a 2-D stage's transpose.
     fn stage_of(&self, buf: Type, view: Type) -> Rule {
         let types = &self.m.types;
         let dims = types.dims(buf);
-        if dims.len() < 2 || types.dims(view) != &dims[1..] || types.elem(view) != types.elem(buf) {
+        let transposed = matches!((dims, types.dims(view)), (&[_, r, c], &[vr, vc]) if (vr, vc) == (c, r));
+        if dims.len() < 2 || (types.dims(view) != &dims[1..] && !transposed) || types.elem(view) != types.elem(buf) {
             return Err(format!("a stage of {} is not {}", self.show(buf), self.show(view)));
         }
         Ok(())
     }
 
-    fn expect_scalar(&self, t: Type, k: ScalarKind, what: &str) -> Rule {
+    pub(super) fn expect_scalar(&self, t: Type, k: ScalarKind, what: &str) -> Rule {
         if self.m.types.is_tensor(t) || self.kind(t) != Some(k) {
             return Err(format!("{what} must be {}, got {}", k.name(), self.show(t)));
         }

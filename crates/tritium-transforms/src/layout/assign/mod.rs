@@ -294,7 +294,9 @@ impl Assigner<'_> {
                     self.want(b, op, i, l);
                 }
             }
-            Opcode::AsyncCommit | Opcode::AsyncWait => {}
+            // made by the pipeliner after layouts; nothing of theirs has a layout
+            Opcode::AsyncCommit | Opcode::AsyncWait | Opcode::MbarrierInit | Opcode::MbarrierWait | Opcode::MbarrierInval
+            | Opcode::TmaCopy => {}
             // each result is its operand, in the operand's layout
             Opcode::DotWait => {
                 for (&v, &r) in d.operands.iter().zip(&d.results) {
