@@ -174,6 +174,39 @@ def test_matmul_through_descriptors_compiles_without_spills(b_t, tmp_path):
     ptxas(ptx, "sm_90a", tmp_path)
 
 
+@pytest.mark.parametrize("stages", [2, 4])
+def test_descriptor_matmul_stages_size_the_ring(stages, tmp_path):
+    # tl.range(num_stages=) sets the ring: that many barriers, stages - 1
+    # prologue copies per operand, one wait per iteration
+    ck = triton.compile(matmul_desc, signature="a_desc=tensordesc<fp16[128, 64]>,b_desc=tensordesc<fp16[128, 64]>,"
+                        "c_desc=tensordesc<fp16[128, 128]>,K=i32", target="cuda:90", num_stages=stages,
+                        constexprs=dict(BM=128, BN=128, BK=64, B_T=True))
+    ptx = ck.asm["ptx"]
+    assert ptx.count("mbarrier.init.shared::cta.b64") == 3     # the kernel's tl.range says 3
+    ptx_s = _compile_staged(stages)
+    assert ptx_s.count("mbarrier.init.shared::cta.b64") == stages
+    assert ptx_s.count("mbarrier.arrive.expect_tx") == 2 * stages    # (stages - 1) prologue + 1 loop, per operand
+    assert ptx_s.count("mbarrier.try_wait.parity") == 1
+    ptxas(ptx_s, "sm_90a", tmp_path)
+
+
+@triton.jit
+def matmul_desc_staged(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                       STAGES: tl.constexpr):
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK), num_stages=STAGES):
+        a = a_desc.load([tl.program_id(0) * BM, k * BK])
+        b = b_desc.load([tl.program_id(1) * BN, k * BK])
+        acc = tl.dot(a, b.T, acc)
+    c_desc.store([tl.program_id(0) * BM, tl.program_id(1) * BN], acc.to(c_desc.dtype))
+
+
+def _compile_staged(stages: int) -> str:
+    t = "tensordesc<fp16[128, 64]>"
+    return _compile(matmul_desc_staged, f"a_desc={t},b_desc={t},c_desc=tensordesc<fp16[128, 128]>,K=i32",
+                    BM=128, BN=128, BK=64, STAGES=stages).asm["ptx"]
+
+
 def test_tutorial_09_tile_pipelines_without_spills_or_serialized_wgmma(tmp_path):
     # benches/gpu/dot_bench.py's TMA case: 128x256x64, 8 warps, 3 stages, B read transposed
     ck = triton.compile(matmul_desc, signature="a_desc=tensordesc<fp16[128, 64]>,b_desc=tensordesc<fp16[256, 64]>,"
