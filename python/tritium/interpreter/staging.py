@@ -34,7 +34,7 @@ class StagingOps:
 
     def _op_async_copy(self, op, vals, types, rtys, attrs):
         buf, stage = vals[0], self._stage(vals[0], vals[1])
-        tile = self._op_load(op, vals[2:], types[2:], [block_type(buf.ktype, types[2].shape)], {})[0]
+        tile = self._op_load(op, vals[2:], types[2:], [block_type(types[0], list(buf.shape[2:]))], {})[0]
         buf[np.arange(buf.shape[0]), stage] = np.broadcast_to(tile, (buf.shape[0], *tile.shape[1:]))
         return []
 
@@ -62,7 +62,7 @@ class StagingOps:
         # operands: buffer, stage, barriers, guard, then a tma_load's (the map first)
         buf, stage = vals[0], self._stage(vals[0], vals[1])
         guard = np.broadcast_to(np.asarray(vals[3]).astype(bool).reshape(-1), (buf.shape[0],))
-        tile_ty = block_type(buf.ktype, list(buf.shape[2:]))
+        tile_ty = block_type(types[0], list(buf.shape[2:]))
         tile = self._op_block_load(op, vals[5:], types[5:], [tile_ty], attrs)[0]
         tile = np.broadcast_to(tile, (buf.shape[0], *tile.shape[1:]))
         rows = np.arange(buf.shape[0])[guard]
