@@ -211,3 +211,21 @@ def test_two_97_kib_matmul_programs_share_each_sm():
     late = int((starts - starts.min() > kernel_ns / 4).sum())
     assert late <= sms // 10, (late, 2 * sms, kernel_ns)
     torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=2e-2, atol=5e-1)
+
+
+def test_kernels_over_48_kib_opt_in_to_the_device_limit():
+    # the launcher sets what Triton 3.6's loader sets for kernels over 48 KiB:
+    # PREFER_SHARED (not readable back) and the dynamic shared limit raised
+    # to the block opt-in less the static part; smaller kernels keep the
+    # driver's 48 KiB
+    from tritium.runtime import driver
+    dev = torch.cuda.current_device()
+    optin = driver.device_info(dev)["max_shared_per_block_optin"]
+    f16 = torch.float16
+    big = clocked_matmul.warmup(f16, f16, f16, torch.int64, 256, 256, 256, 256, 1, 256, 1, 256, 1, grid=(1,),
+                                BM=128, BN=128, BK=64, num_warps=4, num_stages=3).load(dev)
+    small = staged_matmul.warmup(f16, f16, torch.float32, 64, 64, 64, 64, 1, 64, 1, 64, 1, grid=(1,), BM=32, BN=32,
+                                 BK=32, STAGES=2, OTHER=0.0, KSTEP=1, USE_AFTER=False, num_warps=4).load(dev)
+    assert big.shared_bytes > 48 * 1024 >= small.shared_bytes, (big.shared_bytes, small.shared_bytes)
+    assert big.max_dynamic_shared_bytes == optin - big.static_shared_bytes
+    assert small.shared_bytes <= small.max_dynamic_shared_bytes <= 48 * 1024

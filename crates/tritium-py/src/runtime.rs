@@ -375,6 +375,12 @@ impl CudaKernel {
     fn shared_bytes(&self) -> u32 {
         self.kernel.shared_bytes
     }
+    /// The driver's limit on this function's dynamic shared memory (what
+    /// loading set for kernels over 48 KiB).
+    #[getter]
+    fn max_dynamic_shared_bytes(&self) -> PyResult<i32> {
+        self.kernel.max_dynamic_shared_bytes().map_err(to_py)
+    }
     #[getter]
     fn num_warps(&self) -> u32 {
         self.kernel.threads_per_block / 32

@@ -130,6 +130,12 @@ impl Kernel {
         Ok(kernel)
     }
 
+    /// The dynamic shared memory the driver lets a launch of this function
+    /// take (48 KiB less the static part unless `load` opted in to more).
+    pub fn max_dynamic_shared_bytes(&self) -> Result<i32> {
+        self.func_attribute(cuda::driver()?, cuda::FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+    }
+
     fn func_attribute(&self, d: &Driver, attr: i32) -> Result<i32> {
         let mut v = 0;
         d.check("cuFuncGetAttribute", unsafe { (d.func_get_attribute)(&mut v, attr, self.function) })
