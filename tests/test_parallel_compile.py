@@ -42,6 +42,20 @@ def test_batch_matches_one_at_a_time():
     assert len({k.asm["ptx"] for k in batch}) == 6
 
 
+def test_a_failing_ptxas_fails_its_job_with_ptxas_message(tmp_path, monkeypatch):
+    # compile_batch starts ptxas right after emission and waits for it after the LLVM IR text
+    fake = tmp_path / "ptxas"
+    fake.write_text("#!/bin/sh\n"
+                    "if [ \"$1\" = \"--version\" ]; then echo 'Cuda compilation tools, release 12.9'; exit 0; fi\n"
+                    "echo 'ptxas fatal   : Out of parameter space' >&2; exit 255\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("TRITIUM_PTXAS", str(fake))
+    out = aot.compile_ir_many([job(1), job(2)])
+    for r in out:
+        assert isinstance(r, aot.PTXASError)
+        assert "assembling kernel 'scale'" in str(r) and "Out of parameter space" in str(r)
+
+
 def test_a_failing_job_fails_alone():
     jobs = [job(1), job(2, num_warps=3), (b"not ir", "bad", [], "cuda:90", 4, 3), job(3)]
     out = aot.compile_ir_many(jobs)

@@ -142,10 +142,12 @@ def test_autotune_bench_table_reports_failures_and_ratios():
 def test_compile_stages_times_a_real_cold_compile(capsys):
     assert compile_stages.main(["--rounds", "1", "--json"]) == 0
     (r,) = json.loads(capsys.readouterr().out)
-    codegen = ["verify", "tile_passes", "llvm_setup", "layouts", "lower", "link", "llvm_optimize", "llir_text",
-               "emit"]
+    codegen = ["verify", "tile_passes", "llvm_setup", "layouts", "lower", "link", "llvm_optimize", "emit",
+               "llir_text"]
     assert [k for k in r if k in codegen] == codegen
     assert all(r[k] > 0 for k in ("import", "key", "frontend", "llvm_optimize", "emit"))
-    # the Rust stages are parts of the code generation the child timed around them
-    assert sum(r[k] for k in codegen + ["ptxas"] if k in r) <= r["codegen_total"]
+    # the Rust stages are parts of the code generation the child timed around them (ptxas, when it
+    # ran, from right after emission: it overlaps llir_text)
+    overlapped = ["llir_text"] if "ptxas" in r else []
+    assert sum(r[k] for k in codegen + ["ptxas"] if k in r and k not in overlapped) <= r["codegen_total"]
     assert r["total"] > r["codegen_total"]

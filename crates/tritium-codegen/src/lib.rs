@@ -159,9 +159,10 @@ pub struct CompiledPtx {
 /// `llvm_setup` (target machine, context, module), `layouts` (axis info,
 /// layout assignment, software pipelining), `lower` (shared-memory plan and
 /// allocation, lowering to LLVM IR, membar), `link` (libraries, module
-/// finish), `llvm_optimize` (verifier and the target's pass pipeline),
-/// `llir_text`, `emit` (PTX or AMDGCN text), `binary` (AMD: the HSACO).
-/// Callers add their own stages (the Python side: `ptxas`).
+/// finish), `llvm_optimize` (verifier and the target's pass pipeline), then
+/// for NVPTX `emit` (PTX) and `llir_text` (from a copy made before it), for
+/// AMD `llir_text`, `emit` (AMDGCN text, when asked) and `binary` (the
+/// HSACO). Callers add their own stages (`ptxas`).
 #[derive(Clone, Debug, Default)]
 pub struct StageTimes {
     pub stages: Vec<(&'static str, f64)>,
@@ -242,9 +243,45 @@ pub fn compile_ptx(module: &tritium_ir::Module, options: &Options) -> Result<Com
     compile_ptx_until(module, options, StopAfter::Emit)
 }
 
+/// `compile_ptx`, calling `after_emit` with the result as soon as the PTX
+/// exists and making the LLVM IR text only after it returns: a caller that
+/// starts ptxas (another process) there has it assemble while the text is
+/// printed (`timings` then has `emit` before `llir_text`). The text comes
+/// from a copy of the optimised module taken before emission rewrites it.
+/// Targets that build their binary in-process (AMD) run as `compile_ptx`
+/// and call `after_emit` at the end.
+pub fn compile_ptx_overlapped<T>(
+    module: &tritium_ir::Module,
+    options: &Options,
+    after_emit: impl FnOnce(&CompiledPtx) -> T,
+) -> Result<(CompiledPtx, T)> {
+    let mut hook = Some(after_emit);
+    let mut result = None;
+    let out = compile_inner(module, options, StopAfter::Emit, &mut |out: &CompiledPtx| {
+        if let Some(f) = hook.take() {
+            result = Some(f(out));
+        }
+    })?;
+    let result = match result {
+        Some(r) => r,
+        None => hook.take().map(|f| f(&out)).ok_or_else(|| CodegenError::Internal("after_emit was not called".into()))?,
+    };
+    Ok((out, result))
+}
+
 /// `compile_ptx`, stopped after `stop`; `llir` and `ptx` are empty for the
 /// stages not reached.
 pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: StopAfter) -> Result<CompiledPtx> {
+    compile_inner(module, options, stop, &mut |_| {})
+}
+
+/// The pipeline; NVPTX calls `after_emit` between emission and the LLVM IR text.
+fn compile_inner(
+    module: &tritium_ir::Module,
+    options: &Options,
+    stop: StopAfter,
+    after_emit: &mut dyn FnMut(&CompiledPtx),
+) -> Result<CompiledPtx> {
     let mut times = StageTimes::start();
     tritium_ir::verify(module)?;
     times.lap("verify");
@@ -277,9 +314,26 @@ pub fn compile_ptx_until(module: &tritium_ir::Module, options: &Options, stop: S
         out.timings = times;
         return Ok(out);
     }
+    if !target.builds_binary() {
+        // emission rewrites the module (CodeGenPrepare, strength reduction):
+        // the text is printed from a copy taken before it. The module that
+        // went through O3 is the one emitted: NVPTX caches kernel
+        // annotations per module address until its emission ends, and a
+        // module dropped with its entries still cached would lend them to
+        // the next module allocated there (vprintf declared `.entry`)
+        let copy = llvm.module.clone();
+        out.ptx = emit::emit_text(&llvm, target, &machine)?;
+        times.lap("emit");
+        after_emit(&out);
+        out.llir = copy.print_to_string().to_string();
+        drop(copy);
+        times.lap("llir_text");
+        out.timings = times;
+        return Ok(out);
+    }
     out.llir = llvm.module.print_to_string().to_string();
     times.lap("llir_text");
-    if options.assembly || !target.builds_binary() {
+    if options.assembly {
         out.ptx = emit::emit_text(&llvm, target, &machine)?;
         times.lap("emit");
     }

@@ -45,7 +45,7 @@ func @k(%x: ptr<i32>) attributes {kernel} {
     let out = compile(text, "sm_90", 4);
     let wall = start.elapsed().as_secs_f64();
     let names: Vec<&str> = out.timings.stages.iter().map(|(n, _)| *n).collect();
-    assert_eq!(names, ["verify", "tile_passes", "llvm_setup", "layouts", "lower", "link", "llvm_optimize", "llir_text", "emit"]);
+    assert_eq!(names, ["verify", "tile_passes", "llvm_setup", "layouts", "lower", "link", "llvm_optimize", "emit", "llir_text"]);
     assert!(out.timings.get("llvm_optimize").is_some_and(|t| t > 0.0));
     assert_eq!(out.timings.get("binary"), None, "NVPTX builds no binary in-process");
     assert!(out.timings.total() <= wall, "{:?} within {wall} s", out.timings);

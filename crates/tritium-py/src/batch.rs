@@ -53,12 +53,18 @@ fn build(job: &Job) -> Result<Built, Failure> {
     // as compile_ptx takes it
     options.num_stages = (*num_stages).clamp(0, 8) as u32;
     let module = tritium_ir::decode(ir).map_err(|e| Failure::Decode(e.to_string()))?;
-    let mut ptx = tritium_codegen::compile_ptx(&module, &options).map_err(codegen_failure)?;
-    let cubin = match ptxas_path {
-        Some(path) => {
-            let symbol = ptx.kernels.first().unwrap_or(name);
-            let start = std::time::Instant::now();
-            let built = ptxas::compile(path, &ptx.ptx, sass_arch, symbol).map_err(Failure::Ptxas)?;
+    // ptxas starts as soon as the PTX exists and assembles while codegen prints the LLVM IR text
+    let (mut ptx, running) = tritium_codegen::compile_ptx_overlapped(&module, &options, |out| {
+        ptxas_path.as_ref().map(|path| {
+            let symbol = out.kernels.first().unwrap_or(name);
+            (std::time::Instant::now(), ptxas::spawn(path, &out.ptx, sass_arch, symbol))
+        })
+    })
+    .map_err(codegen_failure)?;
+    let cubin = match running {
+        Some((start, running)) => {
+            let built = running.and_then(|r| r.wait()).map_err(Failure::Ptxas)?;
+            // from its start: it overlapped the llir_text stage before it
             ptx.timings.stages.push(("ptxas", start.elapsed().as_secs_f64()));
             Some(built)
         }
@@ -113,7 +119,8 @@ fn run_all(jobs: &[Job], threads: usize) -> Vec<Result<Built, Failure>> {
 /// the machine's cores, at most one per job). Returns, per job, either the
 /// dict `compile_ptx` returns plus "cubin" (bytes) and "ptxas" ({registers,
 /// spill_stores, spill_loads, stack_bytes, shared_bytes}) when a ptxas was
-/// given (and a ("ptxas", seconds) entry at the end of "timings"), or the
+/// given (and a ("ptxas", seconds) entry at the end of "timings": from its
+/// start, right after emission, so it overlaps "llir_text"), or the
 /// exception that job raised (not raised here).
 #[pyfunction]
 #[pyo3(signature = (jobs, threads = None))]

@@ -64,6 +64,20 @@ impl Drop for TempFiles {
 /// Assembles `ptx` for `arch` (e.g. "sm_90a"); returns the cubin and the
 /// resources of `kernel`. A ptxas error carries ptxas's own message.
 pub fn compile(ptxas: &Path, ptx: &str, arch: &str, kernel: &str) -> Result<(Vec<u8>, PtxasInfo)> {
+    spawn(ptxas, ptx, arch, kernel)?.wait()
+}
+
+/// A ptxas run started by `spawn`: its process and files.
+pub struct Running {
+    child: std::process::Child,
+    files: TempFiles,
+    arch: String,
+    kernel: String,
+}
+
+/// Starts assembling `ptx` (as `compile`) and returns at once: the caller
+/// does other work while ptxas runs, then `Running::wait`s for the cubin.
+pub fn spawn(ptxas: &Path, ptx: &str, arch: &str, kernel: &str) -> Result<Running> {
     if !arch.starts_with("sm_") || arch.len() < 5 || !arch[3..].chars().all(|c| c.is_ascii_alphanumeric()) {
         return Err(Error::Ptxas(format!("bad GPU architecture {arch:?} (expected e.g. sm_90)")));
     }
@@ -72,21 +86,34 @@ pub fn compile(ptxas: &Path, ptx: &str, arch: &str, kernel: &str) -> Result<(Vec
     let files = TempFiles(vec![dir.join(format!("{stem}.ptx")), dir.join(format!("{stem}.cubin"))]);
     let (src, dst) = (&files.0[0], &files.0[1]);
     std::fs::write(src, ptx).map_err(|e| Error::Ptxas(format!("cannot write {}: {e}", src.display())))?;
-    let out = Command::new(ptxas)
+    let child = Command::new(ptxas)
         .arg("-v")
         .arg(format!("--gpu-name={arch}"))
         .arg(src)
         .arg("-o")
         .arg(dst)
-        .output()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .map_err(|e| Error::Ptxas(format!("cannot run {}: {e}", ptxas.display())))?;
-    let log = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
-    if !out.status.success() {
-        return Err(Error::Ptxas(format!("assembling kernel '{kernel}' for {arch} failed:\n{}", log.trim_end())));
+    Ok(Running { child, files, arch: arch.to_string(), kernel: kernel.to_string() })
+}
+
+impl Running {
+    /// Waits for ptxas; the cubin and the kernel's resources, or ptxas's error.
+    pub fn wait(self) -> Result<(Vec<u8>, PtxasInfo)> {
+        let Running { child, files, arch, kernel } = self;
+        let out = child.wait_with_output().map_err(|e| Error::Ptxas(format!("ptxas did not finish: {e}")))?;
+        let log = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+        if !out.status.success() {
+            return Err(Error::Ptxas(format!("assembling kernel '{kernel}' for {arch} failed:\n{}", log.trim_end())));
+        }
+        let dst = &files.0[1];
+        let cubin = std::fs::read(dst).map_err(|e| Error::Ptxas(format!("cannot read {}: {e}", dst.display())))?;
+        let info = parse_report(&log, &kernel)?;
+        Ok((cubin, info))
     }
-    let cubin = std::fs::read(dst).map_err(|e| Error::Ptxas(format!("cannot read {}: {e}", dst.display())))?;
-    let info = parse_report(&log, kernel)?;
-    Ok((cubin, info))
 }
 
 fn number_before(text: &str, unit: &str) -> Option<u32> {
