@@ -408,7 +408,7 @@ fn lower_module(
     let mut plans = HashMap::new();
     for &f in &graph.post_order {
         let empty = tritium_transforms::LayoutMap::default();
-        plans.insert(f, smem_plan::plan_function(module, &module.funcs[f], layouts.get(&f).unwrap_or(&empty))?);
+        plans.insert(f, smem_plan::plan_function(module, &module.funcs[f], layouts.get(&f).unwrap_or(&empty), target.pads_conversion_rows())?);
     }
     let positions: HashMap<tritium_ir::Func, HashMap<tritium_ir::Op, u32>> =
         graph.post_order.iter().map(|&f| (f, tritium_analysis::allocation::op_positions(&module.funcs[f]))).collect();

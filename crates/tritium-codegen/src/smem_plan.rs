@@ -87,11 +87,13 @@ pub fn convert_row_pad(shape: &[u32], elem_bytes: u32) -> u32 {
     (16 / elem_bytes).max(1)
 }
 
-/// Scratch bytes of a layout conversion: its rows, padded.
-pub fn convert_scratch_bytes(shape: &[u32], elem_bytes: u32) -> u32 {
+/// Scratch bytes of a layout conversion: its rows, padded where the target
+/// pads them (`Target::pads_conversion_rows`).
+pub fn convert_scratch_bytes(shape: &[u32], elem_bytes: u32, pad_rows: bool) -> u32 {
     let numel: u32 = shape.iter().product();
     let rows = shape.split_last().map_or(1, |(_, lead)| lead.iter().product::<u32>());
-    (numel + rows * convert_row_pad(shape, elem_bytes)) * elem_bytes
+    let pad = if pad_rows { convert_row_pad(shape, elem_bytes) } else { 0 };
+    (numel + rows * pad) * elem_bytes
 }
 
 /// Alignment a shared layout needs: the NVMMA swizzles XOR address bits up
@@ -128,8 +130,9 @@ impl FuncSmem {
     }
 }
 
-/// The shared memory every op and value of `func` needs, from its layouts.
-pub fn plan_function(module: &Module, func: &Function, layouts: &LayoutMap) -> Result<FuncSmem> {
+/// The shared memory every op and value of `func` needs, from its layouts;
+/// `pad_rows`: the target pads conversion rows (`Target::pads_conversion_rows`).
+pub fn plan_function(module: &Module, func: &Function, layouts: &LayoutMap, pad_rows: bool) -> Result<FuncSmem> {
     let mut plan = FuncSmem::default();
     let tl = |v: Value| -> Option<TensorLayout> {
         let dims = module.types.dims(func.value_type(v));
@@ -156,7 +159,7 @@ pub fn plan_function(module: &Module, func: &Function, layouts: &LayoutMap) -> R
                     _ => {
                         let (from, to) = (tl(src).ok_or_else(|| missing(op))?, tl(res).ok_or_else(|| missing(op))?);
                         if convert_needs_scratch(&from, &to) {
-                            convert_scratch_bytes(to.shape(), eb(src))
+                            convert_scratch_bytes(to.shape(), eb(src), pad_rows)
                         } else {
                             0
                         }
@@ -255,7 +258,8 @@ mod tests {
         let shape = [128u32, 128];
         let pad = convert_row_pad(&shape, 2);
         assert_eq!(pad, 8);
-        assert_eq!(convert_scratch_bytes(&shape, 2), 128 * 136 * 2);
+        assert_eq!(convert_scratch_bytes(&shape, 2, true), 128 * 136 * 2);
+        assert_eq!(convert_scratch_bytes(&shape, 2, false), 128 * 128 * 2);
         for mma in [Mma { version: 3, warps_per_cta: vec![4, 1], instr_shape: vec![64, 128] },
                     Mma { version: 2, warps_per_cta: vec![2, 2], instr_shape: vec![16, 8] }] {
             let acc = Layout::Mma(mma).linear(&shape).unwrap();
@@ -275,6 +279,6 @@ mod tests {
         assert_eq!(convert_row_pad(&[64, 48], 2), 0);
         assert_eq!(convert_row_pad(&[64, 32], 4), 4);
         assert_eq!(convert_row_pad(&[2, 4, 16], 8), 2);
-        assert_eq!(convert_scratch_bytes(&[64, 48], 2), 64 * 48 * 2);
+        assert_eq!(convert_scratch_bytes(&[64, 48], 2, true), 64 * 48 * 2);
     }
 }

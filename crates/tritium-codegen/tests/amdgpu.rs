@@ -81,6 +81,20 @@ fn rdna3_dots_use_wmma() {
 }
 
 #[test]
+fn conversion_rows_are_padded_on_nvidia_only() {
+    // the 64x64 f32 accumulator goes to the store's blocked layout through
+    // scratch: 256-byte rows, padded by 16 bytes where the target pads them
+    // (NVIDIA's bank conflicts), kept whole on AMD (LDS occupancy, code size)
+    let (whole, padded) = (64 * 64 * 4, 64 * (64 + 4) * 4);
+    for arch in ["hip:gfx942", "hip:gfx1100"] {
+        assert_eq!(compile(DOT, arch, 4).shared, whole, "{arch}");
+    }
+    for arch in ["sm_80", "sm_90a"] {
+        assert_eq!(compile(DOT, arch, 4).shared, padded, "{arch}");
+    }
+}
+
+#[test]
 fn rdna4_dots_fall_back_to_fma() {
     let out = compile(&dot_of("f16"), "hip:gfx1200", 4);
     assert!(!out.ptx.contains("wmma") && out.ptx.contains("v_cvt_f32_f16"), "{}", out.ptx);

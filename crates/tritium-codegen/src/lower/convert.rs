@@ -1,7 +1,8 @@
 //! Layouts at lowering time: element coordinates of a thread's registers
 //! (from the layout's linear form), `convert_layout` (a register permutation
 //! when every element stays in its thread, else through scratch shared
-//! memory, its rows padded apart: smem_plan::convert_row_pad), and the
+//! memory, its rows padded apart where the target wants:
+//! smem_plan::convert_row_pad), and the
 //! scratch itself. Scratch is op-local, so every scratch
 //! buffer sits at offset 0 (what `tritium_analysis::Allocation` gives
 //! op-local buffers when nothing else is live; checked in `lower_module`).
@@ -57,10 +58,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
             return Ok(());
         }
         let storage = self.storage_kind(op, self.ty(src))?;
-        // rows padded apart (smem_plan::convert_row_pad): written and read
-        // as a row-major array whose rows are `pad` elements longer
+        // rows padded apart where the target pads them (smem_plan::convert_row_pad):
+        // written and read as a row-major array whose rows are `pad` elements longer
         let mut padded = to.shape().to_vec();
-        if let Some(cols) = padded.last_mut() {
+        if let (Some(cols), true) = (padded.last_mut(), self.target.pads_conversion_rows()) {
             *cols += crate::smem_plan::convert_row_pad(to.shape(), storage.2);
         }
         let stored = padded.clone();

@@ -228,6 +228,17 @@ pub trait Target {
     fn has_async_copy(&self) -> bool {
         false
     }
+    /// Whether a layout conversion's scratch rows are padded apart
+    /// (`smem_plan::convert_row_pad`): NVIDIA's tensor-core accumulators
+    /// store 8 rows at once onto 32 banks, 8-way conflicts unpadded. AMD's
+    /// LDS keeps them unpadded: the MFMA/WMMA epilogue stores are at most
+    /// 4-way (4 rows of 16 columns), once per kernel, while the padding costs
+    /// occupancy (a 128x128 fp16 matmul's 32 KiB grows to 34 KiB: one
+    /// workgroup per 64 KiB CU instead of two) and code (padded rows are
+    /// not a power of two: llc on that matmul 145 -> 220 ms on gfx942).
+    fn pads_conversion_rows(&self) -> bool {
+        false
+    }
 
     /// The target's own lowering of library function `symbol` (an
     /// `extern_elementwise` call) on `args`, or None when it has none (the

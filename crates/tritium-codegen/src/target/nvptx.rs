@@ -184,6 +184,9 @@ impl Target for Nvptx {
     fn has_async_copy(&self) -> bool {
         true
     }
+    fn pads_conversion_rows(&self) -> bool {
+        true
+    }
     fn has_fp8_convert(&self) -> bool {
         // `cvt.rn.satfinite.{e4m3,e5m2}x2` (PTX ISA 8.1+, sm_89+)
         matches!(self.arch, NvArch::Sm89 | NvArch::Sm90 | NvArch::Sm90a)
