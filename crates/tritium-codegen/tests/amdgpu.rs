@@ -68,6 +68,8 @@ fn cdna_dots_use_mfma() {
             assert_eq!(mfmas.len(), 8, "{arch} {elem}:\n{}", out.ptx);
             assert!(mfmas.iter().all(|l| l.contains("bf16") == (elem == "bf16")), "{mfmas:?}");
             assert!(out.ptx.contains("ds_read"), "operands come from LDS:\n{}", out.ptx);
+            // staged K-contiguous, a lane's 4 K elements of A and of B are one 8-byte read
+            assert!(!out.ptx.contains("ds_read_u16"), "{arch} {elem}: fragments read element by element:\n{}", out.ptx);
         }
     }
 }
@@ -77,6 +79,7 @@ fn rdna3_dots_use_wmma() {
     for (elem, instr) in [("f16", "v_wmma_f32_16x16x16_f16"), ("bf16", "v_wmma_f32_16x16x16_bf16")] {
         let out = compile(&dot_of(elem), "hip:gfx1100", 4);
         assert_eq!(out.ptx.matches(instr).count(), 8, "{elem}:\n{}", out.ptx);
+        assert!(!out.ptx.contains("ds_load_u16"), "{elem}: fragments read element by element:\n{}", out.ptx);
     }
 }
 

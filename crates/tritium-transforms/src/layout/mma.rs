@@ -235,7 +235,9 @@ impl DotOperand {
 /// MFMA or WMMA): f16/bf16 operands into f32, tiles of at least 16x16x16;
 /// None otherwise (the dot runs as FMAs). Warps go where the tile has the
 /// most 16x16 instruction tiles left; operands are staged in shared memory
-/// row-major (K contiguous for A, N for B).
+/// with K contiguous (A row-major, B column-major): a lane's k_width K
+/// elements of a fragment are then one `ds_read_b64` (MFMA) or two
+/// `ds_read_b128` (WMMA) where B row-major took one `ds_read_u16` each.
 pub fn amd_dot_layouts(version: u32, kinds: [tritium_ir::ScalarKind; 3], a_shape: &[u32], b_shape: &[u32], res_shape: &[u32], num_warps: u32) -> Option<(super::Layout, super::Layout, super::Layout)> {
     use tritium_ir::ScalarKind::{BF16, F16, F32};
     let [a, b, acc] = kinds;
@@ -249,8 +251,12 @@ pub fn amd_dot_layouts(version: u32, kinds: [tritium_ir::ScalarKind; 3], a_shape
     }
     let warps = spread_warps(res_shape, num_warps, [16, 16]);
     let mma = Mma { version, warps_per_cta: warps, instr_shape: vec![16, 16] };
-    let staged = super::Layout::Shared(super::SharedLayout::row_major(rank));
-    Some((super::Layout::Mma(mma), staged.clone(), staged))
+    let staged_a = super::SharedLayout::row_major(rank);
+    // B [.., K, N]: K fastest, then N, then the batch
+    let mut b_order = vec![rank - 2, rank - 1];
+    b_order.extend((0..rank - 2).rev());
+    let staged_b = super::SharedLayout::Swizzled { vec: 1, per_phase: 1, max_phase: 1, order: b_order };
+    Some((super::Layout::Mma(mma), super::Layout::Shared(staged_a), super::Layout::Shared(staged_b)))
 }
 
 /// Whether every basis of `l` moves along at most one of `dims` only.
@@ -345,6 +351,39 @@ mod tests {
         assert_eq!(c.coord(4, 0, 0), vec![0, 32]);
         assert_eq!(c.coord(0, 0, 1), vec![16, 0]);
         assert_eq!(a.copy_mask(crate::layout::linear::HwDim::Warp), 0b10);
+    }
+
+    #[test]
+    fn amd_operands_are_staged_with_each_lanes_k_elements_contiguous() {
+        use tritium_ir::ScalarKind::{F16, F32};
+        for (version, kw, rank) in [(MFMA, 4, 2), (WMMA, 16, 2), (MFMA, 4, 3), (WMMA, 16, 3)] {
+            let lead: Vec<u32> = if rank == 3 { vec![2] } else { vec![] };
+            let dims = |x: u32, y: u32| [lead.clone(), vec![x, y]].concat();
+            let (a_shape, b_shape, c_shape) = (dims(64, 32), dims(32, 64), dims(64, 64));
+            let Some((crate::layout::Layout::Mma(mma), crate::layout::Layout::Shared(sa), crate::layout::Layout::Shared(sb))) =
+                amd_dot_layouts(version, [F16, F16, F32], &a_shape, &b_shape, &c_shape, 4)
+            else {
+                panic!("no matrix-core layouts for version {version}")
+            };
+            for (operand, shape, staged) in [(Operand::A, &a_shape, &sa), (Operand::B, &b_shape, &sb)] {
+                let lin = DotOperand { parent: mma.clone(), operand, k_width: kw }.linear(shape);
+                let bases = staged.bases(shape);
+                let offset = |c: &[u32]| -> u32 {
+                    let flat = c.iter().zip(shape.iter()).fold(0, |acc, (&x, &d)| acc * d + x);
+                    crate::layout::linear::combine(&bases, flat)
+                };
+                for warp in 0..lin.num_warps() {
+                    for lane in 0..lin.num_lanes() {
+                        for first in (0..lin.num_regs()).step_by(kw as usize) {
+                            let at = offset(&lin.coord(first, lane, warp));
+                            for j in 1..kw {
+                                assert_eq!(offset(&lin.coord(first + j, lane, warp)), at + j, "{version} {operand:?} rank {rank}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
