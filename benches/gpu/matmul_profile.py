@@ -3,8 +3,10 @@ loses to Triton's kernel of the same source, in one GPU run.
 
 1. Timing variants, each library in its own process: K = 4096, 512 and 64
    (the per-iteration slope and the fixed per-program cost, prologue plus
-   epilogue, fall out of the three) and GROUP = 1 (program order: how much
-   the grouped order's L2 reuse is worth to each).
+   epilogue, fall out of the three), GROUP = 1 (program order: how much
+   the grouped order's L2 reuse is worth to each) and M = N = 2048 at K =
+   4096 and 512 (one wave of programs: the loop's slope without the skew
+   between waves).
 2. Nsight Compute, when an `ncu` is found (/usr/local/cuda*/bin, PATH,
    /opt/nvidia/nsight-compute): each library's 4096^3 kernel profiled once
    (duration, DRAM throughput, L1 and L2 hit rates, achieved occupancy, the
@@ -33,7 +35,11 @@ HERE = Path(__file__).resolve().parent
 LIBS = ("tritium", "triton")
 META = {"BM": 128, "BN": 128, "BK": 64, "GROUP": 8}
 M = N = 4096
-VARIANTS = {"K=4096": (4096, 8), "K=512": (512, 8), "K=64": (64, 8), "K=4096 GROUP=1": (4096, 1)}
+# name: (K, GROUP, M = N); 2048^2 is 256 programs, one wave on 132 SMs at two
+# programs an SM: its slope is the loop's own cost, without the skew and L2
+# sharing between waves of programs that 4096^2 (1024 programs) has
+VARIANTS = {"K=4096": (4096, 8, 4096), "K=512": (512, 8, 4096), "K=64": (64, 8, 4096),
+            "K=4096 GROUP=1": (4096, 1, 4096), "2048^2 K=4096": (4096, 8, 2048), "2048^2 K=512": (512, 8, 2048)}
 SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy", "WarpStateStats", "MemoryWorkloadAnalysis",
             "MemoryWorkloadAnalysis_Tables", "SchedulerStats", "InstructionStats")
 # (label, metric names tried in order); the first present in the report is shown
@@ -81,11 +87,12 @@ def worker(lib: str, mode: str, rounds: int) -> None:
     a = torch.randn(M, 4096, device="cuda", dtype=torch.float16)
     b = torch.randn(4096, N, device="cuda", dtype=torch.float16)
     c = torch.empty(M, N, device="cuda", dtype=torch.float16)
-    grid = ((M // META["BM"]) * (N // META["BN"]),)
 
-    def launch(k: int, group: int) -> None:
-        mod.matmul[grid](a, b, c, M, N, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
-                         c.stride(1), num_warps=4, num_stages=3, **{**META, "GROUP": group})
+    def launch(k: int, group: int, mn: int = M) -> None:
+        # a smaller problem reads the same tensors' leading rows and columns
+        g = ((mn // META["BM"]) * (mn // META["BN"]),)
+        mod.matmul[g](a, b, c, mn, mn, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                      c.stride(1), num_warps=4, num_stages=3, **{**META, "GROUP": group})
     if mode == "ncu":
         launch(4096, 8)
         torch.cuda.synchronize()
@@ -94,8 +101,8 @@ def worker(lib: str, mode: str, rounds: int) -> None:
         return
     out = {}
     for _ in range(rounds):
-        for name, (k, group) in VARIANTS.items():
-            out.setdefault(name, []).append(kernel_time_ms(lambda: launch(k, group), torch))
+        for name, (k, group, mn) in VARIANTS.items():
+            out.setdefault(name, []).append(kernel_time_ms(lambda: launch(k, group, mn), torch))
     ref = a.float() @ b.float()
     launch(4096, 8)
     torch.cuda.synchronize()
@@ -126,8 +133,9 @@ def timing(env: dict, rounds: int) -> None:
         # 64 iterations at K=4096, 8 at K=512: the slope per iteration, and
         # what is left at K=512 once its 8 iterations are taken away
         slope = (ms["K=4096"] - ms["K=512"]) / 56
+        one_wave = (ms["2048^2 K=4096"] - ms["2048^2 K=512"]) / 56
         print(f"{lib}: {slope * 1e3:.3f} us per K iteration (whole grid), fixed {(ms['K=512'] - 8 * slope) * 1e3:.2f} us; "
-              f"result {'ok' if rows[lib]['ok'] else 'WRONG'}")
+              f"one wave (2048^2): {one_wave * 1e3:.3f} us per K iteration; result {'ok' if rows[lib]['ok'] else 'WRONG'}")
 
 
 def find_ncu() -> str | None:

@@ -151,3 +151,61 @@ def test_compile_stages_times_a_real_cold_compile(capsys):
     overlapped = ["llir_text"] if "ptxas" in r else []
     assert sum(r[k] for k in codegen + ["ptxas"] if k in r and k not in overlapped) <= r["codegen_total"]
     assert r["total"] > r["codegen_total"]
+
+
+# four instructions of the autotune bench's matmul loop as cuobjdump -sass prints them
+# (sm_90a): the control bits are the top 23 bits of each second word
+MATMUL_LOOP_SASS = """
+        /*2660*/                   FENCE.VIEW.ASYNC.S ;                                             /* 0x00000000000073c6 */
+                                                                                                    /* 0x002e620000000000 */
+        /*2670*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;                                    /* 0x0000000000007b1d */
+                                                                                                    /* 0x002fe20000010000 */
+        /*2680*/                   UIADD3.64 UR12, UR8, 0x2, URZ ;                                  /* 0x00000002080c7897 */
+                                                                                                    /* 0x000fd6000fffe03f */
+        /*2690*/                   LDGSTS.E.BYPASS.128 [R225+0x800], desc[UR26][R22.64], P3 ;       /* 0x0080000016e17fae */
+                                                                                                    /* 0x0005e80009901c5a */
+        /*26a0*/              @!P1 BRA 0x2660 ;                                                     /* 0xfffffff400fc9947 */
+                                                                                                    /* 0x000fea000383ffff */
+"""
+
+
+def test_sass_ctrl_decodes_stalls_scoreboards_and_loops(capsys):
+    import sass_ctrl
+    ins = sass_ctrl.parse(MATMUL_LOOP_SASS)
+    assert [x["off"] for x in ins] == [0x2660, 0x2670, 0x2680, 0x2690, 0x26A0]
+    fence, bar, add, copy, branch = ins
+    # the fence waits on scoreboard 1 (the MEMBAR before it in the kernel) and sets it again; the
+    # barrier waits on it
+    assert (fence["wbar"], fence["wait"]) == (1, [1]) and (bar["wbar"], bar["wait"]) == (7, [1])
+    # a fixed 11-cycle stall after the uniform add (the gap ptxas keeps between HGMMAs), no yield
+    assert (add["stall"], add["yield"]) == (11, 0)
+    # the copy's source registers are released through read scoreboard 2
+    assert (copy["stall"], copy["rbar"], copy["wbar"]) == (4, 2, 7)
+    assert branch["stall"] == 5 and branch["yield"] == 1
+    assert sass_ctrl.loops(ins) == [(0x2660, 0x26A0)]
+    sass_ctrl.show(ins, 0x2660, 0x26A0)
+    assert "5 instructions, stall counts sum 22 cycles" in capsys.readouterr().out
+
+
+def test_matmul_stalls_marks_the_loop_and_ranks_stalled_instructions(capsys):
+    sys.path.insert(0, str(BENCHES / "gpu"))
+    import matmul_stalls
+    # 12 instructions, the middle five executed 64 times as often; samples by reason
+    rows = {str(0x7000 + 16 * i): {"reasons": {"wait": i, "selected": 2, "barrier": 5 - i % 3}, "not_issued": {},
+                                   "executed": 640 if 3 <= i < 8 else 10, "sass": f"OP{i} R{i}"} for i in range(12)}
+    matmul_stalls.show("tritium", {"kernel": "matmul", "exec_metric": "inst_executed", "stall_metrics": 3,
+                                   "rows": rows})
+    out = capsys.readouterr().out
+    assert "K loop: 5 instructions, offsets 0x30..0x70" in out
+    top = out.split("top 15 stalled instructions")[1].splitlines()[1:4]
+    # OP9..OP11 stall most (wait 9..11 plus barrier), outside the loop; selected samples do not count
+    assert [line.split()[1:3] for line in top] == [["14", "OP9"], ["14", "OP10"], ["14", "OP11"]]
+    assert "tritium loop samples by reason: wait 25 (44.6%), barrier 21 (37.5%), selected 10 (17.9%)" in out
+    # ncu's source page CSV, without a per-reason split: stalled = not-issued samples
+    text = '"Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)",' \
+           '"Instructions Executed"\n' + "\n".join(
+               f'"0x{0x7000 + 16 * i:x}","OP{i} R1, R2","{i * 3}","{i * 2}","{640 if 3 <= i < 8 else 10}"'
+               for i in range(12))
+    data = matmul_stalls.from_csv(text)
+    assert matmul_stalls.stalled(data["rows"][str(0x7000 + 16 * 11)]) == 22
+    assert data["rows"][str(0x7030)]["executed"] == 640
