@@ -87,7 +87,7 @@ def test_options_and_specialization_are_in_the_key():
     assert s.key_text(s.bind(a, 64, BLOCK=64)[0]) == spec_text(kern, a, 64, BLOCK=64)
 
 
-@pytest.mark.parametrize("switch", ["TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER", "TRITIUM_DEBUG_NO_PROXY_FENCE", "TRITIUM_TMA"])
+@pytest.mark.parametrize("switch", ["TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER", "TRITIUM_DEBUG_NO_PROXY_FENCE", "TRITIUM_DEBUG_NO_LDMATRIX", "TRITIUM_TMA"])
 def test_codegen_debug_switches_are_in_the_key(monkeypatch, switch):
     monkeypatch.delenv(switch, raising=False)
     base = key_for()

@@ -124,3 +124,38 @@ def test_tutorial_matmul_loop_matches_triton(arch):
     assert loop.count("mma.sync") == 64
     assert len(instructions(loop)) <= 154, len(instructions(loop))
     assert k.n_spills == 0
+
+
+@pytest.mark.parametrize("arch", ["cuda:80", "cuda:90a"])
+def test_unpipelined_loop_reads_each_iterations_stores(arch):
+    # K and its strides without 16-byte facts (K = 77, 200, 500 on the GPU):
+    # the loop is not pipelined, so every iteration stores its A and B tiles
+    # into the same convert_layout buffers and reads them back at the same
+    # addresses. The ldmatrix asm must be a memory read: as a pure function
+    # of its (loop-invariant) address LLVM hoisted it above the loop, so every
+    # iteration multiplied whatever the buffers held before the first store
+    # (tests/gpu/test_dot_gpu.py's 32x32x32 w4 and test_pipeline_gpu.py's
+    # K=200 failed on the H200)
+    consts = {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8, "ACTIVATION": "",
+              "stride_ak": 1, "stride_bn": 1, "stride_cn": 1}
+    k = compile_kernel(matmul_kernel, signature=MATMUL_SIG, constexprs=consts, target=arch, num_warps=4,
+                       num_stages=3, attrs={"divisibility": ["a_ptr", "b_ptr", "c_ptr"]})
+    ptx = k.asm["ptx"]
+    (loop,) = [b for b in loop_bodies(ptx) if "mma.sync" in b]
+    assert "cp.async" not in loop
+    # 2 warps x 2 along M and N: per K step one x4 for A and one x4.trans for B
+    assert _ldmatrix(loop) == {"x4": 2, "x4.trans": 2}
+    assert _ldmatrix(ptx) == _ldmatrix(loop)
+    # each read follows this iteration's stores and the barrier after them
+    first_read = loop.index("ldmatrix")
+    last_store = loop.rindex("st.shared", 0, first_read)
+    assert "bar.sync" in loop[last_store:first_read]
+    assert "st.shared" not in loop[first_read:]
+
+
+def test_debug_switch_keeps_the_scalar_reads(monkeypatch):
+    # TRITIUM_DEBUG_NO_LDMATRIX=1: the same fragments element by element
+    monkeypatch.setenv("TRITIUM_DEBUG_NO_LDMATRIX", "1")
+    ptx = _tile_ptx("cuda:80", "fp16", [64, 64, 32])
+    assert "ldmatrix" not in ptx
+    assert "ld.shared" in ptx

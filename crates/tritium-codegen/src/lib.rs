@@ -46,6 +46,11 @@ pub struct Options {
     /// cp.async operands). Off only to measure what it costs a loop:
     /// `TRITIUM_DEBUG_NO_PROXY_FENCE=1`.
     pub proxy_fence_after_copies: bool,
+    /// mma.sync reads its operand fragments with `ldmatrix` where the staged
+    /// layout allows it; off, element by element with `ld.shared` (to tell
+    /// whether a wrong result comes from ldmatrix):
+    /// `TRITIUM_DEBUG_NO_LDMATRIX=1`.
+    pub ldmatrix: bool,
     /// On sm_90a, host tensor descriptors' loads and stores through TMA
     /// (`claim_accesses`); off, they are the masked loads and stores of
     /// every other target. `TRITIUM_TMA=1` / `TRITIUM_TMA=0` set it either
@@ -89,6 +94,7 @@ impl Options {
         let set = |name: &str| std::env::var(name).is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
         let off = set("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER");
         let no_fence = set("TRITIUM_DEBUG_NO_PROXY_FENCE");
+        let no_ldmatrix = set("TRITIUM_DEBUG_NO_LDMATRIX");
         let tma = match std::env::var("TRITIUM_TMA").map(|v| v.to_ascii_lowercase()) {
             Ok(v) if matches!(v.as_str(), "1" | "true" | "yes" | "on") => true,
             Ok(v) if matches!(v.as_str(), "0" | "false" | "no" | "off") => false,
@@ -109,6 +115,7 @@ impl Options {
             num_warps,
             cross_call_barriers: !off,
             proxy_fence_after_copies: !no_fence,
+            ldmatrix: !no_ldmatrix,
             tma,
             passes: PassOptions::default(),
             libdevice: None,

@@ -134,6 +134,7 @@ pub fn lower_function<'c>(
         tid,
         warpgroup: None,
         proxy_fence: options.proxy_fence_after_copies,
+        ldmatrix: options.ldmatrix,
         smem_base,
         calls: CallState { callees },
         shared,

@@ -161,8 +161,9 @@ impl<'a, 'c> Lowering<'a, 'c> {
         // whole (A: the four words of a fragment; B: two N tiles' two words
         // each, or one tile's where N has one); ld.shared otherwise
         let b_sel = if rn >= 2 { vec![kw, 2 * kw * rk] } else { vec![kw] };
-        let mut a_ldm = LdmatrixPlan::new(&la, &abuf.bases, abuf.elem_bytes, &[kw, 2 * kw]).map(|p| self.ldmatrix_reader(&abuf, p)).transpose()?;
-        let mut b_ldm = LdmatrixPlan::new(&lb, &bbuf.bases, bbuf.elem_bytes, &b_sel).map(|p| self.ldmatrix_reader(&bbuf, p)).transpose()?;
+        let ldm = self.ldmatrix;
+        let mut a_ldm = LdmatrixPlan::new(&la, &abuf.bases, abuf.elem_bytes, &[kw, 2 * kw]).filter(|_| ldm).map(|p| self.ldmatrix_reader(&abuf, p)).transpose()?;
+        let mut b_ldm = LdmatrixPlan::new(&lb, &bbuf.bases, bbuf.elem_bytes, &b_sel).filter(|_| ldm).map(|p| self.ldmatrix_reader(&bbuf, p)).transpose()?;
         let at = if a_ldm.is_none() { Some(self.shared_thread_offset(&la, &abuf.bases)?) } else { None };
         let bt = if b_ldm.is_none() { Some(self.shared_thread_offset(&lb, &bbuf.bases)?) } else { None };
         let (ea, eb) = (self.elem_type(op, self.ty(a))?, self.elem_type(op, self.ty(b))?);

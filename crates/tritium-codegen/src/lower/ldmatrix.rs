@@ -138,7 +138,10 @@ impl<'a, 'c> Lowering<'a, 'c> {
             outs.join(", "),
             if imm == 0 { String::new() } else { format!("+{imm}") }
         );
-        let cons = format!("{},r", vec!["=r"; n].join(","));
+        // it reads shared memory: without the clobber LLVM takes the asm for
+        // a pure function of its address and hoists a loop-invariant one out
+        // of the loop, above the stores and bar.sync it must follow
+        let cons = format!("{},r,~{{memory}}", vec!["=r"; n].join(","));
         let i32t = self.llvm.context.i32_type();
         let ret = if n == 1 { i32t.into() } else { self.llvm.context.struct_type(&vec![i32t.into(); n], false).into() };
         let args: [BasicValueEnum<'c>; 1] = [at.into()];

@@ -66,6 +66,8 @@ pub(crate) struct Lowering<'a, 'c> {
     pub warpgroup: Option<IntValue<'c>>,
     /// `Options::proxy_fence_after_copies`.
     pub proxy_fence: bool,
+    /// `Options::ldmatrix`.
+    pub ldmatrix: bool,
     /// Byte offset of this function's shared memory in the kernel's dynamic
     /// shared array (0 in a kernel; an argument of a device function).
     pub smem_base: IntValue<'c>,
