@@ -219,7 +219,12 @@ def main() -> None:
             rep = out / f"matmul_stalls_{lib}"
             prefix = [ncu, "--target-processes", "all", "-k", "regex:^matmul", "--launch-skip", "1",
                       "--launch-count", "1", *sections, "--warp-sampling-interval", "0", "-f", "-o", str(rep)]
-            r = matmul_profile.run_worker(lib, "ncu", 1, env, prefix)
+            cmd = [*prefix, sys.executable, matmul_profile.__file__, "--worker", lib, "--mode", "ncu", "--rounds", "1"]
+            try:   # the worker builds the kernel and launches it twice; the second launch is profiled
+                r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=150)
+            except subprocess.TimeoutExpired:
+                print(f"ncu on {lib} ran past 150 s; skipped")
+                continue
             if r.returncode != 0 or not Path(f"{rep}.ncu-rep").exists():
                 tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-8:])
                 print(f"ncu on {lib} failed (exit {r.returncode}):\n{tail}")
