@@ -118,6 +118,20 @@ def test_corpus_kernel_compiles_to_a_valid_hsaco(name, arch, tmp_path):
 
 # --- targeted instruction choices ----------------------------------------------
 
+def test_unspecialized_dot_operands_go_to_lds_8_bytes_at_a_time():
+    # the corpus matmul's strides are plain i32, so each global load moves one
+    # fp16; on CDNA each thread loads 4 of them along K instead of across K,
+    # and stages them (K-contiguous in LDS) with one 8-byte write
+    fn, sig, _ = CORPUS["matmul"]
+    consts = {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 4, "ACTIVATION": ""}
+    k = tritium.compile(fn, signature=_signature_of(fn, sig), constexprs=consts, target="hip:gfx942")
+    text = k.asm["amdgcn"]
+    pairs = len(re.findall(r"^\s*ds_write2(st64)?_b64\b", text, re.M))
+    singles = len(re.findall(r"^\s*ds_write_b64\b", text, re.M))
+    # 64x32 of A and 32x64 of B over 256 threads: 8 + 8 elements each, 4 writes of 4
+    assert 2 * pairs + singles == 4, text
+
+
 @pytest.mark.parametrize("arch,instr", [("hip:gfx942", "v_mfma_f32_16x16x16"), ("hip:gfx1100", "v_wmma_f32_16x16x16")])
 @pytest.mark.parametrize("name", ["matmul", "attention"])
 def test_dots_run_on_matrix_cores(name, arch, instr, tmp_path):

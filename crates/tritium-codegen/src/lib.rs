@@ -527,18 +527,31 @@ fn assign_all_layouts(
     let mut narrow = std::collections::HashSet::new();
     let max = target.max_access_bytes();
     for &f in &graph.post_order {
-        let (access, fast_dims) = match axis.funcs.get(&f) {
+        let (access, fast_dims, scalar_accesses) = match axis.funcs.get(&f) {
             Some(facts) => {
                 let func = &module.funcs[f];
                 let best = lower::access_bytes(module, func, facts, max, true);
                 let is_load = |op: &tritium_ir::Op| func.ops[*op].opcode == tritium_ir::Opcode::Load;
                 narrow.extend(best.iter().filter(|&(op, &b)| is_load(op) && b < 4).map(|(&op, _)| (f, op)));
+                // one element at a time along the best dim: per element along every dim
+                let elem_bytes = |op: &tritium_ir::Op| {
+                    let ptr = func.ops[*op].operands.first().map(|&p| func.value_type(p));
+                    ptr.and_then(|t| module.types.pointee_bytes(t))
+                };
+                let scalar = best.iter().filter(|&(op, &b)| elem_bytes(op).is_some_and(|eb| b <= eb)).map(|(&op, _)| op).collect();
                 let widest = lower::access_bytes(module, func, facts, max, false).into_values().max().unwrap_or(max);
-                (widest, lower::transposed_accesses(module, func, facts))
+                (widest, lower::transposed_accesses(module, func, facts), scalar)
             }
-            None => (max, Default::default()),
+            None => (max, Default::default(), Default::default()),
         };
-        let opts = tritium_transforms::LayoutOptions { num_warps, warp_size: target.warp_size(), max_access_bytes: access, mma: target.mma(), fast_dims };
+        let opts = tritium_transforms::LayoutOptions {
+            num_warps,
+            warp_size: target.warp_size(),
+            max_access_bytes: access,
+            mma: target.mma(),
+            fast_dims,
+            scalar_accesses,
+        };
         let map = tritium_transforms::assign_layouts(module, f, &opts, &maps);
         maps.insert(f, map);
     }

@@ -6,6 +6,10 @@
 //! - loads whose only uses are a dot's A or B operand: those go to shared
 //!   memory anyway, and a canonical layout sized for a bigger accumulator
 //!   would have several threads load (or `cp.async`) the same elements.
+//!   On CDNA (MFMA), one that moves an element at a time whatever its
+//!   layout gives each thread 8 bytes along K, the staged operand's
+//!   contiguous dim, so its LDS writes are `ds_write_b64` instead of four
+//!   `ds_write_b16`.
 //!
 //! A loop-carried pointer walked by cheap increments (`ptrs += BLOCK_K`) and
 //! only read by accesses follows the layout those accesses want, so it is
@@ -13,7 +17,12 @@
 use tritium_ir::{Op, Opcode, Value, ValueDef};
 
 use super::Assigner;
-use crate::layout::{Blocked, Layout};
+use crate::layout::{Blocked, Layout, MmaSupport};
+
+/// Bytes along K each thread loads of an AMD dot operand whose global access
+/// is per element: one `ds_write_b64` (Triton's AMD backend gives such loads
+/// 4 fp16 along K too).
+const AMD_OPERAND_RUN_BYTES: u32 = 8;
 
 impl Assigner<'_> {
     /// Whether global accesses may run in `l`: the canonical layout or a
@@ -31,18 +40,30 @@ impl Assigner<'_> {
     /// canonical one (see the module docs).
     pub(super) fn own_access_layout(&self, op: Op, ptr: Value) -> Option<Layout> {
         let fast = self.opts.fast_dims.get(&op).copied();
-        if fast.is_none() && !self.dot_fed.contains(&op) {
+        if fast.is_none() && !self.dot_fed.contains_key(&op) {
             return None;
         }
         let ty = self.f.value_type(ptr);
         let shape = self.types.dims(ty).to_vec();
         let eb = self.types.pointee_bytes(ty)?;
         let last = shape.len().checked_sub(1)?;
-        let fast = fast.unwrap_or(last);
+        let o = self.opts;
+        let mut run_bytes = o.max_access_bytes;
+        // AMD stages dot operands K-contiguous (mma::amd_dot_layouts): where
+        // the global access is per element anyway, runs along K cost it
+        // nothing and make the LDS writes wide. Not on WMMA: the bench
+        // matmul on gfx1100 then spills (0 -> 48 with 8-byte runs, 53 with 16)
+        let k_run = match (fast, self.dot_fed.get(&op)) {
+            (None, Some(&Some(k))) if o.mma == MmaSupport::Mfma && o.scalar_accesses.contains(&op) => Some(k),
+            _ => None,
+        };
+        if k_run.is_some() {
+            run_bytes = AMD_OPERAND_RUN_BYTES;
+        }
+        let fast = fast.or(k_run).unwrap_or(last);
         let mut order = vec![fast];
         order.extend((0..shape.len()).rev().filter(|&d| d != fast));
-        let o = self.opts;
-        Some(Layout::Blocked(Blocked::for_shape_in_order(&shape, order, eb, o.num_warps, o.warp_size, o.max_access_bytes)))
+        Some(Layout::Blocked(Blocked::for_shape_in_order(&shape, order, eb, o.num_warps, o.warp_size, run_bytes)))
     }
 
     pub(super) fn find_dot_fed_loads(&mut self) {
@@ -59,7 +80,15 @@ impl Assigner<'_> {
                 self.f.ops[u].opcode == Opcode::Dot && o[2] != r
             };
             if us.iter().all(|&u| a_or_b(u)) {
-                self.dot_fed.insert(op);
+                // A [.., M, K]: K last; B [.., K, N]: K next to last
+                let rank = self.types.dims(self.f.value_type(r)).len();
+                let mut ks = us.iter().flat_map(|&u| {
+                    let o = &self.f.ops[u].operands;
+                    [(o[0] == r).then(|| rank - 1), (o[1] == r).then(|| rank - 2)].into_iter().flatten()
+                });
+                let first = ks.next();
+                let agreed = if ks.all(|k| Some(k) == first) { first } else { None };
+                self.dot_fed.insert(op, agreed);
             }
         }
     }

@@ -44,6 +44,9 @@ pub struct LayoutOptions {
     /// contiguous along another dim than the last: that dim. Their layout
     /// puts the per-thread chunks there, so they stay coalesced and wide.
     pub fast_dims: HashMap<Op, usize>,
+    /// Global accesses (by op) that move one element at a time whatever
+    /// their layout (nothing known contiguous along any dim).
+    pub scalar_accesses: HashSet<Op>,
 }
 
 /// Longest chain recomputed instead of converted.
@@ -77,7 +80,7 @@ pub fn assign_layouts(module: &mut Module, func: Func, opts: &LayoutOptions, cal
         converted: HashMap::new(),
         recomputed: HashMap::new(),
         dry: false,
-        dot_fed: HashSet::new(),
+        dot_fed: HashMap::new(),
         wanted: HashMap::new(),
     };
     a.index_blocks();
@@ -136,8 +139,9 @@ struct Assigner<'a> {
     /// Deciding loop-carried layouts: record layouts, change no IR.
     dry: bool,
     /// Loads whose every use is a dot's A or B operand (staged in shared
-    /// memory anyway, so their register layout is theirs to choose).
-    dot_fed: HashSet<Op>,
+    /// memory anyway, so their register layout is theirs to choose), with
+    /// the operand's K dim where every use agrees on it.
+    dot_fed: HashMap<Op, Option<usize>>,
     /// During a dry run: the layouts ops wanted a loop's block arguments in.
     wanted: HashMap<Value, Vec<Layout>>,
 }
