@@ -132,6 +132,19 @@ def test_unspecialized_dot_operands_go_to_lds_8_bytes_at_a_time():
     assert 2 * pairs + singles == 4, text
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+def test_unspecialized_accumulator_is_stored_without_lds(arch):
+    # the C store moves one element at a time (plain i32 strides): it runs in
+    # the MFMA/WMMA layout, with no conversion through LDS, whose reads were
+    # the only 16-bit ones (the operands' fragment reads are 8 or 16 bytes)
+    fn, sig, _ = CORPUS["matmul"]
+    consts = {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 4, "ACTIVATION": ""}
+    k = tritium.compile(fn, signature=_signature_of(fn, sig), constexprs=consts, target=arch)
+    text = k.asm["amdgcn"]
+    assert re.search(r"^\s*v_(mfma|wmma)", text, re.M)
+    assert not re.search(r"^\s*ds_(read|load)_u16", text, re.M), text
+
+
 @pytest.mark.parametrize("arch,instr", [("hip:gfx942", "v_mfma_f32_16x16x16"), ("hip:gfx1100", "v_wmma_f32_16x16x16")])
 @pytest.mark.parametrize("name", ["matmul", "attention"])
 def test_dots_run_on_matrix_cores(name, arch, instr, tmp_path):

@@ -85,16 +85,31 @@ fn rdna3_dots_use_wmma() {
 
 #[test]
 fn conversion_rows_are_padded_on_nvidia_only() {
-    // the 64x64 f32 accumulator goes to the store's blocked layout through
-    // scratch: 256-byte rows, padded by 16 bytes where the target pads them
-    // (NVIDIA's bank conflicts), kept whole on AMD (LDS occupancy, code size)
+    // the 64x64 f32 accumulator goes to the store's blocked layout (16-byte
+    // stores: the output is aligned) through scratch: 256-byte rows, padded
+    // by 16 bytes where the target pads them (NVIDIA's bank conflicts), kept
+    // whole on AMD (LDS occupancy, code size)
+    let aligned = DOT.replace("%2: ptr<f32>)", "%2: ptr<f32> {divisibility = 16})");
+    assert_ne!(aligned, DOT);
     let (whole, padded) = (64 * 64 * 4, 64 * (64 + 4) * 4);
     for arch in ["hip:gfx942", "hip:gfx1100"] {
-        assert_eq!(compile(DOT, arch, 4).shared, whole, "{arch}");
+        assert_eq!(compile(&aligned, arch, 4).shared, whole, "{arch}");
     }
     for arch in ["sm_80", "sm_90a"] {
-        assert_eq!(compile(DOT, arch, 4).shared, padded, "{arch}");
+        assert_eq!(compile(&aligned, arch, 4).shared, padded, "{arch}");
     }
+}
+
+#[test]
+fn unvectorizable_accumulator_stores_skip_lds_on_amd() {
+    // DOT's output has no known alignment: each store moves one f32, so on
+    // AMD it runs in the accumulator's layout and only the operands use LDS
+    // (64x32 and 32x64 f16); NVIDIA still converts to a coalesced layout
+    let operands = 2 * 64 * 32 * 2;
+    for arch in ["hip:gfx942", "hip:gfx1100"] {
+        assert_eq!(compile(DOT, arch, 4).shared, operands, "{arch}");
+    }
+    assert!(compile(DOT, "sm_80", 4).shared > operands);
 }
 
 #[test]

@@ -36,6 +36,17 @@ impl Assigner<'_> {
         canonical || matches!(l, Layout::Slice { parent, .. } if self.access_layout(parent, rank + 1))
     }
 
+    /// Whether store `op` runs in its value's AMD matrix-core layout `l`
+    /// rather than converting to a blocked one: where it moves one element
+    /// at a time whatever its layout, a conversion through LDS would buy no
+    /// wider access (as Triton's AMD backend stores such accumulators).
+    pub(super) fn stores_in_place(&self, op: Op, l: &Layout) -> bool {
+        self.f.ops[op].opcode == Opcode::Store
+            && matches!(self.opts.mma, MmaSupport::Mfma | MmaSupport::Wmma)
+            && matches!(l, Layout::Mma(_))
+            && self.opts.scalar_accesses.contains(&op)
+    }
+
     /// The layout access `op` through `ptr` runs in when it is not the
     /// canonical one (see the module docs).
     pub(super) fn own_access_layout(&self, op: Op, ptr: Value) -> Option<Layout> {

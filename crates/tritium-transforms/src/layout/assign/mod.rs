@@ -273,7 +273,7 @@ impl Assigner<'_> {
                 let mut l = self.common_layout(&d.operands, ptr_rank);
                 if let Some(own) = self.own_access_layout(op, d.operands[0]) {
                     l = Some(own);
-                } else if !l.as_ref().is_some_and(|l| self.access_layout(l, ptr_rank)) {
+                } else if !l.as_ref().is_some_and(|l| self.access_layout(l, ptr_rank) || self.stores_in_place(op, l)) {
                     l = self.map.canonical(ptr_rank);
                 }
                 self.want_all(b, op, &d.operands, l.clone());
