@@ -137,3 +137,16 @@ def test_the_proxy_fence_can_be_left_out_to_measure_it(monkeypatch):
     assert _loop(offset_matmul_kernel).count("fence.proxy.async") == 1
     monkeypatch.setenv("TRITIUM_DEBUG_NO_PROXY_FENCE", "1")
     assert "fence.proxy.async" not in _loop(offset_matmul_kernel)
+
+
+def test_gfx942_code_generation_options_leave_nvidia_code_unchanged():
+    # gfx942's code generation runs with LLVM options of its own (no loop
+    # strength reduction, short scheduler ready lists); LLVM's options are
+    # process-wide, so NVIDIA code generated after the AMDGCN text (made with
+    # them, no link after it to reset them) must be what it was before
+    before = _loop(offset_matmul_kernel)
+    k = compile_kernel(offset_matmul_kernel, signature=SIG, target="hip:gfx942", num_warps=4,
+                       constexprs={"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "stride_ak": 1,
+                                   "stride_bn": 1, "stride_cn": 1}, attrs={"divisibility": ALIGNED})
+    assert "v_mfma" in k.asm["amdgcn"]
+    assert _loop(offset_matmul_kernel) == before

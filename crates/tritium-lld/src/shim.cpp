@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "lld/Common/Driver.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
 LLD_HAS_DRIVER(elf)
@@ -27,4 +28,21 @@ extern "C" int tritium_lld_elf(const char **argv, int argc, char *diag, unsigned
     }
     *can_run_again = result.canRunAgain ? 1 : 0;
     return result.retCode;
+}
+
+// Sets the LLVM command-line option `name` to `value`, or back to its default
+// when `value` is null, as if it had never been given (its occurrence count
+// is reset too, so it may be set again). Returns 0, 1 for an option LLVM does
+// not have, 2 for a value it does not accept. Callers serialise calls with
+// links (lld resets every option) and with code generation that reads them.
+extern "C" int tritium_llvm_option(const char *name, const char *value) {
+    llvm::StringMap<llvm::cl::Option *> &options = llvm::cl::getRegisteredOptions();
+    auto found = options.find(name);
+    if (found == options.end())
+        return 1;
+    llvm::cl::Option *option = found->second;
+    option->reset();
+    if (value && option->addOccurrence(0, name, value))
+        return 2;
+    return 0;
 }

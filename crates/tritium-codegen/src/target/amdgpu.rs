@@ -19,6 +19,7 @@ use super::amdgpu_ir::{atomic_helper_ir, BARRIER_HELPER, BARRIER_IR};
 use super::{Access, ApproxFn, AtomicAccess, AtomicOp, Axis, MemHints, Target};
 use crate::error::{CodegenError, Result};
 use crate::llvm::Llvm;
+use tritium_lld::{with_codegen_options, CodegenOption};
 
 /// AMD architectures this backend emits code objects for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +76,14 @@ pub struct Amdgpu {
 impl Amdgpu {
     pub fn new(arch: AmdArch) -> Self {
         Amdgpu { arch }
+    }
+
+    /// The LLVM options this target's code generation runs with.
+    fn codegen_options(&self) -> &'static [CodegenOption] {
+        match self.arch {
+            AmdArch::Gfx942 => GFX942_OPTIONS,
+            AmdArch::Gfx90a | AmdArch::Gfx950 | AmdArch::Gfx1100 | AmdArch::Gfx1200 => &[],
+        }
     }
 
     fn i32_const<'c>(llvm: &Llvm<'c>, v: u64) -> IntValue<'c> {
@@ -143,6 +152,24 @@ static INIT: Once = Once::new();
 /// its IR passes where -O2 runs EarlyCSE, which on the test corpus cost
 /// time and gave 0-12% more instructions, never fewer VGPRs.
 const CODEGEN_LEVEL: OptimizationLevel = OptimizationLevel::Default;
+
+/// Code generation options for gfx942. No loop strength reduction: on the
+/// bench matmul's K loop, whose operand pointers are already one induction
+/// variable each (advanced by a uniform stride, in SGPRs), LSR's cost model,
+/// which cannot tell SGPRs from VGPRs, made them two pointers plus 32
+/// loop-invariant 64-bit per-lane offsets: without it 212 -> 172 VGPRs and
+/// 1543 -> 1429 instructions; the corpus matmul 32 -> 28 VGPRs, attention
+/// 64 -> 60, softmax and loop kernels 2-4 instructions fewer, nothing worse.
+/// And the schedulers' ready lists hold 16 instructions, not 256: the post-RA
+/// scheduler checks each ready instruction against the MFMA hazards every
+/// cycle, looking back over the block, which made it a fifth of the matmul's
+/// code generation (22 ms -> 10 ms with `llc`); same instructions, VGPRs and
+/// spills on every bench and corpus kernel (the matmul one SGPR more than
+/// without the limit, one fewer than before; 8 cost it three). gfx1100 keeps
+/// LSR (its matmul spilled 158 VGPRs without it); gfx90a is not in the bench
+/// table and its corpus matmul got 4 instructions more without LSR; gfx950
+/// is unmeasured (LLVM 19's `llc` has no such processor).
+const GFX942_OPTIONS: &[CodegenOption] = &[("disable-lsr", "true"), ("misched-limit", "16")];
 
 /// LLVM's pipeline for AMDGPU: the passes of `default<O1>` that change
 /// what our lowered IR compiles to, found by taking each of O1's passes out
@@ -284,8 +311,8 @@ impl Target for Amdgpu {
     fn emit(&self, llvm: &Llvm<'_>, machine: &TargetMachine) -> Result<Vec<u8>> {
         // code generation rewrites the module (LDS lowering): assemble a copy
         let copy = llvm.module.clone();
-        let buf = machine
-            .write_to_memory_buffer(&copy, FileType::Assembly)
+        let buf = with_codegen_options(self.codegen_options(), || machine.write_to_memory_buffer(&copy, FileType::Assembly))
+            .map_err(CodegenError::Llvm)?
             .map_err(|e| CodegenError::Llvm(format!("AMDGCN emission failed: {e}")))?;
         Ok(buf.as_slice().to_vec())
     }
@@ -297,8 +324,8 @@ impl Target for Amdgpu {
     fn binary(&self, llvm: &Llvm<'_>, machine: &TargetMachine) -> Result<Option<Vec<u8>>> {
         // the module's last use (compile_ptx_until emits the assembly, from
         // a copy, before this): code generation may rewrite it in place
-        let object = machine
-            .write_to_memory_buffer(&llvm.module, FileType::Object)
+        let object = with_codegen_options(self.codegen_options(), || machine.write_to_memory_buffer(&llvm.module, FileType::Object))
+            .map_err(CodegenError::Llvm)?
             .map_err(|e| CodegenError::Llvm(format!("AMDGPU object emission failed: {e}")))?;
         let hsaco = tritium_lld::link_hsaco(object.as_slice()).map_err(|e| CodegenError::Llvm(format!("linking the HSACO failed: {e}")))?;
         Ok(Some(hsaco))

@@ -237,8 +237,9 @@ impl Target for Nvptx {
     }
 
     fn emit(&self, llvm: &Llvm<'_>, machine: &TargetMachine) -> Result<Vec<u8>> {
-        let buf = machine
-            .write_to_memory_buffer(&llvm.module, FileType::Assembly)
+        // with LLVM's defaults: not while an AMD code generation has its options set
+        let buf = tritium_lld::with_codegen_options(&[], || machine.write_to_memory_buffer(&llvm.module, FileType::Assembly))
+            .map_err(CodegenError::Llvm)?
             .map_err(|e| CodegenError::Llvm(format!("PTX emission failed: {e}")))?;
         Ok(buf.as_slice().to_vec())
     }
