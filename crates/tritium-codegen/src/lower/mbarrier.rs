@@ -31,8 +31,11 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let constant = self.func.defining_op(stage).filter(|&d| self.op(d).opcode == Opcode::Const);
         if let Some(k) = constant.and_then(|d| self.op(d).attrs.get("value").and_then(Attr::as_int)) {
             let stages = self.module.types.dims(self.ty(buf))[0];
+            // a constant stage is a literal index into the ring: one past it
+            // (hand-written or mutated IR) is the op's error, not an overflow
+            let k = u32::try_from(k).ok().filter(|&k| k < stages).ok_or_else(|| self.invalid(op, format!("stage {k} of a {stages}-stage ring")))?;
             let bytes = (s.range.1 - s.range.0) / stages.max(1);
-            let lo = s.range.0 + k as u32 * bytes;
+            let lo = s.range.0 + k * bytes;
             s.range = (lo, lo + bytes);
         }
         Ok(s)
