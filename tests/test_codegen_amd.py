@@ -155,6 +155,14 @@ def test_dots_run_on_matrix_cores(name, arch, instr, tmp_path):
     assert re.search(r"ds_(read|load)", text) and k.metadata["lds"] > 0     # operands staged in LDS
 
 
+def test_gfx950_is_refused_by_name_not_aborted():
+    # LLVM 19 has no gfx950 processor: compiling for it aborted the process
+    # ("Cannot select" on a 16-bit global load); now a Python error says why
+    fn, sig, consts = CORPUS["matmul"]
+    with pytest.raises(Exception, match=r"gfx950 needs LLVM 20"):
+        tritium.compile(fn, signature=_signature_of(fn, sig), constexprs=consts, target="hip:gfx950")
+
+
 def test_rdna4_and_fp32_dots_fall_back_to_fma(tmp_path):
     fn, sig, consts = CORPUS["matmul"]
     k = tritium.compile(fn, signature=_signature_of(fn, sig), constexprs=consts, target="hip:gfx1200")

@@ -39,6 +39,14 @@ pub enum Arch {
 impl Arch {
     pub fn parse(s: &str) -> Result<Arch> {
         if let Some(a) = AmdArch::parse(s) {
+            // LLVM 19 (what this build links) has no gfx950 processor: it falls
+            // back to a generic one that cannot select 16-bit global loads or
+            // MFMA and aborts the process, so the target is refused by name
+            if a == AmdArch::Gfx950 {
+                return Err(crate::error::CodegenError::Option(
+                    "hip:gfx950 needs LLVM 20 or newer; this build links LLVM 19, which has no gfx950 processor (gfx942 code objects do not load on gfx950)".into(),
+                ));
+            }
             return Ok(Arch::Amd(a));
         }
         let t = s.trim().to_ascii_lowercase();
