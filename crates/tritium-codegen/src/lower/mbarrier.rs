@@ -13,7 +13,7 @@
 //! After a wait the copies' writes have landed for every thread (membar's
 //! `Node::Landed` over the tiles the ring guards), so the dot reading the
 //! stage needs no `bar.sync` after the wait.
-use inkwell::values::{BasicValueEnum, IntValue};
+use inkwell::values::IntValue;
 use tritium_analysis::{Access, BufferKind};
 use tritium_ir::{Attr, Op, Opcode, Value};
 
@@ -140,36 +140,16 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let bar = self.ring_stage(op, bars, stage)?;
         let eb = dst.elem_bytes;
         let b = tritium_transforms::tma_box(eb, &dims).map_err(|why| self.invalid(op, format!("no TMA box for this tile: {why}")))?;
-        let rank = dims.len();
         self.smem_candidate_barrier()?;
         self.smem_access(Access::write(dst.range.0, dst.range.1));
         let tile: u32 = dims.iter().product::<u32>() * eb;
         let (dst, bar) = (self.shared_addr(&dst)?, self.shared_addr(&bar)?);
         let guard = self.regs(guard)?[0].into_int_value();
-        let map = self.regs(self.op(op).operands[4])?[0];
         let builder = &self.llvm.builder;
         let leader = builder.build_int_compare(inkwell::IntPredicate::EQ, self.tid, self.i32_const(0), "")?;
         let issue = builder.build_and(leader, guard, "")?;
         let issue = builder.build_int_z_extend(issue, self.llvm.context.i32_type(), "")?;
-        let mut asm = format!(
-            "{{ .reg .pred p; setp.ne.u32 p, $0, 0; @p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {tile};"
-        );
-        let mut args: Vec<BasicValueEnum<'c>> = vec![issue.into(), bar.into(), map];
-        let box_bytes = b.box_dims.iter().product::<u32>() * eb;
-        for j in 0..b.copies {
-            let at = self.llvm.builder.build_int_add(dst, self.i32_const((j * box_bytes) as u64), "")?;
-            let n = args.len();
-            args.push(at.into());
-            let coords = self.tma_coords_from(op, 4, rank, &b, j)?;
-            args.extend(coords.iter().map(|&c| BasicValueEnum::from(c)));
-            asm.push_str(&format!(
-                " @p cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes [${n}], [$2, {}], [$1];",
-                Self::coord_list(n + 1, rank)
-            ));
-        }
-        asm.push_str(" }");
-        let constraints = format!("r,r,l{},~{{memory}}", ",r".repeat(args.len() - 3));
-        self.llvm.inline_asm(&asm, &constraints, None, &args, true)?;
+        self.arm_and_copy_boxes(op, 4, (issue, "ne"), bar, dst, &b, eb, tile)?;
         Ok(())
     }
 }

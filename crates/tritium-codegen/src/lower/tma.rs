@@ -118,6 +118,46 @@ impl<'a, 'c> Lowering<'a, 'c> {
         Ok(self.regs(self.op(op).operands[0])?[0])
     }
 
+    /// One asm statement: where `$0 <test> 0` holds for `guard` (`test`:
+    /// "eq" or "ne"), arm mbarrier `bar` with `tile` bytes, then issue
+    /// `b`'s box copies into shared memory at `dst` (copy `j` at `j` box
+    /// sizes), through the tensor map that is operand `map_at` of `op`.
+    /// `tma_load` (thread 0, its own buffer) and the pipeliner's `tma_copy`
+    /// (thread 0 where the trip guard holds, a ring stage) share it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn arm_and_copy_boxes(
+        &self,
+        op: Op,
+        map_at: usize,
+        (guard, test): (IntValue<'c>, &str),
+        bar: IntValue<'c>,
+        dst: IntValue<'c>,
+        b: &TmaBox,
+        eb: u32,
+        tile: u32,
+    ) -> Result<()> {
+        let rank = b.box_dims.len();
+        let map = self.regs(self.op(op).operands[map_at])?[0];
+        let mut asm = format!("{{ .reg .pred p; setp.{test}.u32 p, $0, 0; @p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {tile};");
+        let mut args: Vec<BasicValueEnum<'c>> = vec![guard.into(), bar.into(), map];
+        let box_bytes = b.box_dims.iter().product::<u32>() * eb;
+        for j in 0..b.copies {
+            let at = self.llvm.builder.build_int_add(dst, self.i32_const((j * box_bytes) as u64), "")?;
+            let n = args.len();
+            args.push(at.into());
+            let coords = self.tma_coords_from(op, map_at, rank, b, j)?;
+            args.extend(coords.iter().map(|&c| BasicValueEnum::from(c)));
+            asm.push_str(&format!(
+                " @p cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes [${n}], [$2, {}], [$1];",
+                Self::coord_list(n + 1, rank)
+            ));
+        }
+        asm.push_str(" }");
+        let constraints = format!("r,r,l{},~{{memory}}", ",r".repeat(args.len() - 3));
+        self.llvm.inline_asm(&asm, &constraints, None, &args, true)?;
+        Ok(())
+    }
+
     /// `{$a, $b}` naming operands `first..first + n`.
     pub(super) fn coord_list(first: usize, n: usize) -> String {
         let names: Vec<String> = (first..first + n).map(|i| format!("${i}")).collect();
@@ -127,7 +167,6 @@ impl<'a, 'c> Lowering<'a, 'c> {
     pub(super) fn lower_tma_load(&mut self, op: Op) -> Result<()> {
         let res = self.op(op).results[0];
         let (b, dims, eb) = self.tma_box_of(op, res)?;
-        let rank = dims.len();
         if !matches!(self.layouts.of(res), Some(Layout::Shared(_))) {
             return Err(CodegenError::Internal("tma_load: the result is not in shared memory".into()));
         }
@@ -152,26 +191,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         )?;
         self.smem_fixed_barrier()?;
         // arm the barrier with the tile's bytes, then the copies (thread 0)
-        let map = self.tma_map(op)?;
-        let mut asm = format!(
-            "{{ .reg .pred p; setp.eq.u32 p, $0, 0; @p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {tile};"
-        );
-        let mut args: Vec<BasicValueEnum<'c>> = vec![self.tid.into(), bar.into(), map];
-        let box_bytes = b.box_dims.iter().product::<u32>() * eb;
-        for j in 0..b.copies {
-            let at = self.llvm.builder.build_int_add(dst, self.i32_const((j * box_bytes) as u64), "")?;
-            let n = args.len();
-            args.push(at.into());
-            let coords = self.tma_coords(op, rank, &b, j)?;
-            args.extend(coords.iter().map(|&c| BasicValueEnum::from(c)));
-            asm.push_str(&format!(
-                " @p cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes [${n}], [$2, {}], [$1];",
-                Self::coord_list(n + 1, rank)
-            ));
-        }
-        asm.push_str(" }");
-        let constraints = format!("r,r,l{},~{{memory}}", ",r".repeat(args.len() - 3));
-        self.llvm.inline_asm(&asm, &constraints, None, &args, true)?;
+        self.arm_and_copy_boxes(op, 0, (self.tid, "eq"), bar, dst, &b, eb, tile)?;
         // every thread waits for the copies' bytes (phase 0 of a fresh barrier)
         self.llvm.inline_asm(
             "{ .reg .pred done; tma_wait: mbarrier.try_wait.parity.shared::cta.b64 done, [$0], 0; @!done bra tma_wait; }",
