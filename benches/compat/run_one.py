@@ -6,8 +6,10 @@ subprocess per file and library.
 
 `--quick` keeps each `perf_report` benchmark to its first two x values and
 `do_bench` to short warmup/rep, so a tutorial's correctness checks run in
-seconds; the file itself is never edited. Prints `RUN_ONE: ok` (or the
-exception) last.
+seconds; the file itself is never edited. A benchmark's printed table (speeds,
+which differ from run to run) sits between `RUN_ONE: benchmark begins` and
+`RUN_ONE: benchmark ends` lines, so tutorials.py can compare the rest of the
+output between the two libraries. Prints `RUN_ONE: ok` (or the exception) last.
 """
 from __future__ import annotations
 
@@ -18,23 +20,30 @@ import sys
 import traceback
 
 
-def _quick(triton) -> None:
-    """Shorter benchmarks through the library's own objects (either library)."""
+def _wrap_benchmarks(triton, quick: bool) -> None:
+    """Marks each perf_report run in the output and, with `quick`, shortens it,
+    through the library's own objects (either library)."""
     testing = triton.testing
-    bench = testing.do_bench
+    if quick:
+        bench = testing.do_bench
 
-    def short_bench(fn, warmup=25, rep=100, *args, **kwargs):
-        return bench(fn, 2, 5, *args, **kwargs)
+        def short_bench(fn, warmup=25, rep=100, *args, **kwargs):
+            return bench(fn, 2, 5, *args, **kwargs)
 
-    testing.do_bench = short_bench
+        testing.do_bench = short_bench
     mark_run = testing.Mark.run
 
-    def short_run(self, *args, **kwargs):
-        for b in self.benchmarks if isinstance(self.benchmarks, list) else [self.benchmarks]:
-            b.x_vals = list(b.x_vals)[:2]
-        return mark_run(self, *args, **kwargs)
+    def marked_run(self, *args, **kwargs):
+        if quick:
+            for b in self.benchmarks if isinstance(self.benchmarks, list) else [self.benchmarks]:
+                b.x_vals = list(b.x_vals)[:2]
+        print("RUN_ONE: benchmark begins", flush=True)
+        try:
+            return mark_run(self, *args, **kwargs)
+        finally:
+            print("RUN_ONE: benchmark ends", flush=True)
 
-    testing.Mark.run = short_run
+    testing.Mark.run = marked_run
 
 
 def main() -> int:
@@ -49,8 +58,7 @@ def main() -> int:
         tritium.install_as_triton()
     import triton
     print(f"RUN_ONE: triton {triton.__version__} from {os.path.dirname(triton.__file__)}", flush=True)
-    if opts.quick:
-        _quick(triton)
+    _wrap_benchmarks(triton, opts.quick)
     sys.argv = [opts.file]
     os.chdir(os.path.dirname(os.path.abspath(opts.file)) or ".")
     try:
