@@ -74,6 +74,27 @@ def test_stages_give_copies_commits_and_waits(arch, stages):
 
 
 @pytest.mark.parametrize("arch", ["cuda:80", "cuda:90a"])
+@pytest.mark.parametrize("stages", [2, 3, 4])
+def test_commit_per_load_gives_each_operand_its_group(monkeypatch, arch, stages):
+    # TRITIUM_DEBUG_COMMIT_PER_LOAD=1 (an issue-16 experiment): A's copies,
+    # commit, B's copies, commit, a stage at a time; the wait leaves
+    # (stages - 2) stages of two groups in flight, so it waits for the same copies
+    default_copies, _, _ = _counts(_compile(arch, launch_stages=stages).asm["ptx"])
+    monkeypatch.setenv("TRITIUM_DEBUG_COMMIT_PER_LOAD", "1")
+    ptx = _compile(arch, launch_stages=stages).asm["ptx"]
+    copies, commits, waits = _counts(ptx)
+    assert copies == default_copies
+    assert commits == 2 * stages
+    assert sorted(waits) == sorted([2 * (stages - 2), 0]), waits
+    [body] = [b for b in loop_bodies(ptx) if "cp.async.cg.shared.global" in b]
+    a_part, b_part, rest = body.split("cp.async.commit_group;")
+    # 128x64 and 64x128 fp16 tiles: the same number of 16-byte copies each
+    n = a_part.count("cp.async.cg.shared.global")
+    assert n > 0 and b_part.count("cp.async.cg.shared.global") == n and "cp.async.cg" not in rest
+    assert a_part.index("cp.async.wait_group") < a_part.index("cp.async.cg.shared.global")
+
+
+@pytest.mark.parametrize("arch", ["cuda:80", "cuda:90a"])
 def test_one_stage_is_not_pipelined(arch):
     copies, commits, waits = _counts(_compile(arch, launch_stages=1).asm["ptx"])
     assert (copies, commits, waits) == (0, 0, [])

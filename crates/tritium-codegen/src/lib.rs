@@ -46,6 +46,12 @@ pub struct Options {
     /// cp.async operands). Off only to measure what it costs a loop:
     /// `TRITIUM_DEBUG_NO_PROXY_FENCE=1`.
     pub proxy_fence_after_copies: bool,
+    /// Pipelined loops commit one `cp.async` group per staged load and
+    /// stage, as Triton 3.6 does, instead of one per stage
+    /// (`PipelineOptions::commit_per_load`). Off unless
+    /// `TRITIUM_DEBUG_COMMIT_PER_LOAD=1`: an experiment on the issue-16
+    /// matmul until the GPU shows which is faster.
+    pub commit_per_load: bool,
     /// mma.sync reads its operand fragments with `ldmatrix` where the staged
     /// layout allows it; off, element by element with `ld.shared` (to tell
     /// whether a wrong result comes from ldmatrix):
@@ -95,6 +101,7 @@ impl Options {
         let off = set("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER");
         let no_fence = set("TRITIUM_DEBUG_NO_PROXY_FENCE");
         let no_ldmatrix = set("TRITIUM_DEBUG_NO_LDMATRIX");
+        let commit_per_load = set("TRITIUM_DEBUG_COMMIT_PER_LOAD");
         let tma = match std::env::var("TRITIUM_TMA").map(|v| v.to_ascii_lowercase()) {
             Ok(v) if matches!(v.as_str(), "1" | "true" | "yes" | "on") => true,
             Ok(v) if matches!(v.as_str(), "0" | "false" | "no" | "off") => false,
@@ -115,6 +122,7 @@ impl Options {
             num_warps,
             cross_call_barriers: !off,
             proxy_fence_after_copies: !no_fence,
+            commit_per_load,
             ldmatrix: !no_ldmatrix,
             tma,
             passes: PassOptions::default(),
@@ -396,7 +404,12 @@ fn lower_module(
         for &f in &graph.post_order {
             if let Some(map) = layouts.get_mut(&f) {
                 let synchronous = narrow_loads.iter().filter(|(g, _)| *g == f).map(|&(_, op)| op).collect();
-                let opts = tritium_transforms::PipelineOptions { num_stages: options.num_stages, smem_budget: budget, synchronous };
+                let opts = tritium_transforms::PipelineOptions {
+                    num_stages: options.num_stages,
+                    smem_budget: budget,
+                    synchronous,
+                    commit_per_load: options.commit_per_load,
+                };
                 pipelined += tritium_transforms::pipeline_loops(module, f, map, &opts);
             }
         }

@@ -49,6 +49,12 @@ pub struct PipelineOptions {
     /// prologue's registers. Beside an asynchronous one they are staged
     /// (they usually share its index math, which must all run ahead).
     pub synchronous: HashSet<Op>,
+    /// One `cp.async` commit group per staged load and stage (Triton 3.6's
+    /// structure: A's copies, commit, B's copies, commit, and a wait for
+    /// `(num_stages - 2) x loads` pending groups) instead of one group per
+    /// stage. The same data is waited for either way; only where ptxas puts
+    /// the group boundaries differs. Off by default.
+    pub commit_per_load: bool,
 }
 
 /// Pipelines every eligible loop of `func`; returns how many.
@@ -63,7 +69,7 @@ pub fn pipeline_loops(m: &mut Module, func: Func, layouts: &mut LayoutMap, opts:
         let Some(plan) = plan_loop(&m.types, &m.funcs[func], layouts, for_op, opts) else { continue };
         let loc = m.funcs[func].ops[for_op].loc;
         let Module { types, funcs, .. } = m;
-        Rewriter { f: &mut funcs[func], types, layouts, loc }.apply(parent, &plan);
+        Rewriter { f: &mut funcs[func], types, layouts, loc, commit_per_load: opts.commit_per_load }.apply(parent, &plan);
         done += 1;
     }
     done
@@ -277,6 +283,8 @@ struct Rewriter<'a> {
     types: &'a mut TypeTable,
     layouts: &'a mut LayoutMap,
     loc: Loc,
+    /// `PipelineOptions::commit_per_load`.
+    commit_per_load: bool,
 }
 
 /// Where new ops go: `block` at `index`, which advances.
@@ -375,8 +383,11 @@ impl Rewriter<'_> {
             for (c, &buf) in plan.candidates.iter().zip(&allocs) {
                 let load = self.f.ops[c.load].operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect::<Vec<_>>();
                 self.copy(&mut at, c, buf, stage, bars, &load, guard);
+                if self.commit_per_load && !c.is_tma() {
+                    self.emit(&mut at, Opcode::AsyncCommit, &[], None, Attrs::new());
+                }
             }
-            if copies {
+            if copies && !self.commit_per_load {
                 self.emit(&mut at, Opcode::AsyncCommit, &[], None, Attrs::new());
             }
             let yields = self.f.ops[yield_op].operands.clone();
@@ -435,7 +446,10 @@ impl Rewriter<'_> {
         let iv_ahead = self.value(&mut at, Opcode::Add, &[iv, dist], iv_ty);
         let guard = self.less_than(&mut at, iv_ahead, ub);
         if copies {
-            let wait = [("pending".to_string(), Attr::Int(s as i64 - 2))].into_iter().collect();
+            // the groups issued after this iteration's stage: s - 2 stages of
+            // one group each, or of one group per asynchronous load
+            let groups = if self.commit_per_load { plan.candidates.iter().filter(|c| !c.is_tma()).count() as i64 } else { 1 };
+            let wait = [("pending".to_string(), Attr::Int((s as i64 - 2) * groups))].into_iter().collect();
             self.emit(&mut at, Opcode::AsyncWait, &[], None, wait);
         }
         if let (Some(bars), Some(phase)) = (bars, phase) {
@@ -468,8 +482,11 @@ impl Rewriter<'_> {
             self.f.erase_op(plan.body, c.load);
             let mut end = self.before_terminator(plan.body);
             self.copy(&mut end, c, buf, write, bars, &load, guard);
+            if self.commit_per_load && !c.is_tma() {
+                self.emit(&mut end, Opcode::AsyncCommit, &[], None, Attrs::new());
+            }
         }
-        if copies {
+        if copies && !self.commit_per_load {
             let mut end = self.before_terminator(plan.body);
             self.emit(&mut end, Opcode::AsyncCommit, &[], None, Attrs::new());
         }
