@@ -209,3 +209,20 @@ def test_matmul_stalls_marks_the_loop_and_ranks_stalled_instructions(capsys):
     data = matmul_stalls.from_csv(text)
     assert matmul_stalls.stalled(data["rows"][str(0x7000 + 16 * 11)]) == 22
     assert data["rows"][str(0x7030)]["executed"] == 640
+
+
+def test_matmul_variants_ptx_rewrites():
+    sys.path.insert(0, str(BENCHES / "gpu"))
+    import matmul_variants
+    ptx = ("\tmul.wide.s32 \t%rd7, %r3, 2;\n\tadd.s64 \t%rd8, %rd1, %rd7;\n"
+           "\tmul.wide.s32 \t%rd9, %r4, 2;\n\tadd.s64 \t%rd10, %rd2, %rd9;\n\tadd.s64 \t%rd11, %rd3, %rd9;\n"
+           "\tcp.async.wait_group 1;\n\tbar.sync 0;\n\tcp.async.wait_group 0;\n")
+    out = matmul_variants.mad_wide(ptx)
+    # the single-use product is fused; the one two adds share stays a mul.wide
+    assert "\tmad.wide.s32 \t%rd8, %r3, 2, %rd1;" in out and "%rd7" not in out
+    assert "mul.wide.s32 \t%rd9, %r4, 2;" in out and out.count("add.s64") == 2
+    with pytest.raises(RuntimeError, match="no mul.wide"):
+        matmul_variants.mad_wide(out.replace("mul.wide", "mul.lo"))
+    fenced = matmul_variants.fence_after_wait(ptx).splitlines()
+    assert [fenced[i + 1].strip() for i, x in enumerate(fenced) if "cp.async.wait_group" in x] == \
+        ["fence.proxy.async.shared::cta;"] * 2
