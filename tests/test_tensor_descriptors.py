@@ -313,9 +313,12 @@ def test_rust_launch_key_takes_host_descriptors():
     assert reads == ("desc", 5)
 
 
-def test_set_allocator_is_kept_and_never_needed():
-    # device-side descriptors need no global workspace in tritium (runtime/_allocation.py):
-    # an allocator that fails when called must not be called
+def test_set_allocator_is_kept_and_never_needed(monkeypatch):
+    # device-side descriptors on the masked path need no global workspace
+    # (runtime/_allocation.py; only maps built on the device do, with
+    # TRITIUM_TMA_DEVICE: tests/test_tma.py): an allocator that fails when
+    # called must not be called
+    monkeypatch.setenv("TRITIUM_TMA_DEVICE", "0")
     from tritium.runtime._allocation import NullAllocator, get_allocator
     calls = []
 

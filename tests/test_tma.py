@@ -251,3 +251,141 @@ def test_metadata_tensormaps_are_checked():
     for bad in ([[0, [64, 64]]], [["0", [64, 64], 128]], [[0, [64.0, 64], 128]], [[0, 64, 128]]):
         with pytest.raises(ValueError, match="bad tensor map entry"):
             _check_metadata({**meta, "tensormaps": bad})
+
+
+# -- device-side descriptors (tl.make_tensor_descriptor) ----------------------
+# Behind TRITIUM_TMA_DEVICE (off by default until tests/gpu/test_tma_gpu.py's
+# device tests have run on an H100): the kernel builds each tensor map in
+# 128 bytes of the global scratch set_allocator provides, per program.
+
+@pytest.fixture
+def _device_tma(monkeypatch):
+    monkeypatch.setenv("TRITIUM_TMA_DEVICE", "1")
+
+
+@triton.jit
+def device_copy(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr, PAD: tl.constexpr, DN: tl.constexpr):
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN], padding_option=PAD)
+    yd = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    yd.store([pm * BM, pn * BN], xd.load([pm * BM, pn * BN + DN]) * 2)
+
+
+# the base pointers 16-byte aligned, the row stride N a multiple of 16
+DIVISIBLE = {"divisibility": ["x_ptr", "y_ptr", "N"]}
+# tensormap.replace's elemtype codes (the PTX ISA's numbering)
+ELEMTYPE = {"fp16": 6, "bf16": 10, "fp32": 7, "fp8e5": 0}
+SWIZZLE_MODE = {0: 0, 32: 1, 64: 2, 128: 3}
+
+
+def _compile_device(dtype: str, block, pad="zero", dn=0, attrs=DIVISIBLE, target="cuda:90"):
+    return triton.compile(device_copy, signature=f"x_ptr=*{dtype},y_ptr=*{dtype},M=i32,N=i32", target=target,
+                          constexprs=dict(BM=block[0], BN=block[1], PAD=pad, DN=dn), attrs=attrs)
+
+
+@pytest.mark.parametrize("dtype,block,box,swizzle,copies", BOXES)
+@pytest.mark.parametrize("pad", ["zero", "nan"])
+def test_device_descriptors_build_tensor_maps_on_sm90(_device_tma, dtype, block, box, swizzle, copies, pad, tmp_path):
+    if pad == "nan" and dtype == "fp8e5":
+        pytest.skip("NaN padding is for 16- and 32-bit floats")
+    ck = _compile_device(dtype, block, pad)
+    # no host maps: two maps built by the kernel, 128 bytes each per program
+    assert ck.metadata["tensormaps"] == [] and ck.metadata["global_scratch"] == 256
+    ptx = ck.asm["ptx"]
+    assert ptx.count("tensormap.replace.tile.global_address.global.b1024.b64") == 2
+    assert ptx.count("tensormap.replace.tile.rank.global.b1024.b32 [g], 1;") == 2
+    assert ptx.count(f"tensormap.replace.tile.box_dim.global.b1024.b32 [g], 0, {box[1]};") == 2
+    assert ptx.count(f"tensormap.replace.tile.box_dim.global.b1024.b32 [g], 1, {box[0]};") == 2
+    assert ptx.count(f"tensormap.replace.tile.elemtype.global.b1024.b32 [g], {ELEMTYPE[dtype]};") == 2
+    assert ptx.count(f"tensormap.replace.tile.swizzle_mode.global.b1024.b32 [g], {SWIZZLE_MODE[swizzle]};") == 2
+    # the load's map fills with NaN when asked, the store's never
+    fills = re.findall(r"tensormap\.replace\.tile\.fill_mode\.global\.b1024\.b32 \[g\], (\d);", ptx)
+    assert fills == (["1", "0"] if pad == "nan" else ["0", "0"])
+    assert ptx.count("fence.proxy.tensormap::generic.acquire.gpu") == 2
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") == copies
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == copies
+    # the only global accesses left zero the maps
+    assert not re.search(r"\bld\.global", ptx)
+    assert set(re.findall(r"\bst\.global\.\S+", ptx)) == {"st.global.v2.b64"}
+    ptxas(ptx, "sm_90a", tmp_path)
+
+
+def test_device_descriptors_tma_cannot_prove_keep_the_masked_path(_device_tma):
+    # a row stride of unknown divisibility: no map (a bad one faults the kernel)
+    ck = _compile_device("fp16", [64, 64], attrs={"divisibility": ["x_ptr", "y_ptr"]})
+    assert ck.metadata["global_scratch"] == 0
+    assert "tensormap" not in ck.asm["ptx"] and "ld.global" in ck.asm["ptx"]
+    # a base not known 16-byte aligned: that descriptor alone keeps the masked path
+    ck = _compile_device("fp16", [64, 64], attrs={"divisibility": ["y_ptr", "N"]})
+    assert ck.metadata["global_scratch"] == 128 and "ld.global" in ck.asm["ptx"]
+    # a column 7 elements in (14 bytes): the load is masked, the store still TMA
+    ck = _compile_device("fp16", [64, 64], dn=7)
+    assert ck.metadata["global_scratch"] == 128
+    assert "ld.global" in ck.asm["ptx"] and "cp.async.bulk.tensor.2d.global.shared::cta" in ck.asm["ptx"]
+    # a column 8 elements in (16 bytes) is a box's start
+    assert _compile_device("fp16", [64, 64], dn=8).metadata["global_scratch"] == 256
+
+
+def test_device_descriptor_tma_follows_its_switches(monkeypatch):
+    # off by default (tritium_codegen::TMA_DEVICE_BY_DEFAULT) until run on a GPU;
+    # TRITIUM_TMA=0 turns every TMA off
+    monkeypatch.delenv("TRITIUM_TMA_DEVICE", raising=False)
+    assert _compile_device("fp16", [64, 64]).metadata["global_scratch"] == 0
+    monkeypatch.setenv("TRITIUM_TMA_DEVICE", "1")
+    assert _compile_device("fp16", [64, 64]).metadata["global_scratch"] == 256
+    monkeypatch.setenv("TRITIUM_TMA", "0")
+    ck = _compile_device("fp16", [64, 64])
+    assert ck.metadata["global_scratch"] == 0 and "cp.async.bulk" not in ck.asm["ptx"]
+
+
+def test_other_targets_keep_device_descriptors_masked(_device_tma):
+    ck = _compile_device("fp16", [64, 64], target="cuda:80")
+    assert ck.metadata["global_scratch"] == 0 and "tensormap" not in ck.asm["ptx"]
+
+
+@triton.jit
+def persistent_matmul_device_desc(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                                  BK: tl.constexpr, NUM_SMS: tl.constexpr):
+    # tutorial 09's persistent kernel through device-side descriptors: each
+    # program walks tiles start, start + NUM_SMS, ...; B is [N, K]
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    num_pid_n = tl.cdiv(N, BN)
+    num_tiles = tl.cdiv(M, BM) * num_pid_n
+    for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS):
+        off_m = (tile // num_pid_n) * BM
+        off_n = (tile % num_pid_n) * BN
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k in range(tl.cdiv(K, BK)):
+            a = a_desc.load([off_m, k * BK])
+            b = b_desc.load([off_n, k * BK])
+            acc = tl.dot(a, b.T, acc)
+        c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
+
+
+def test_persistent_matmul_with_device_descriptors_pipelines(_device_tma, tmp_path):
+    ck = triton.compile(persistent_matmul_device_desc, signature="a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp16,M=i32,N=i32,K=i32",
+                        target="cuda:90", num_warps=8, num_stages=3,
+                        constexprs=dict(BM=128, BN=128, BK=64, NUM_SMS=132),
+                        attrs={"divisibility": ["a_ptr", "b_ptr", "c_ptr", "N", "K"]})
+    assert ck.metadata["global_scratch"] == 3 * 128
+    ptx = ck.asm["ptx"]
+    # three maps built once, before the tile loop
+    assert ptx.count("fence.proxy.tensormap::generic.acquire.gpu") == 3
+    assert ptx.index("fence.proxy.tensormap::generic.acquire.gpu") < ptx.index("wgmma.mma_async")
+    # the K loop is pipelined through a ring of TMA stages
+    assert "wgmma.mma_async" in ptx and ptx.count("mbarrier.try_wait.parity") == 1
+    assert ptx.count("mbarrier.init.shared::cta.b64") == 3
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 2
+    assert not re.search(r"\bld\.global", ptx)
+    assert ck.metadata["spills"] == 0 or ck.metadata["ptxas"] is None
+    ptxas(ptx, "sm_90a", tmp_path)
+
+
+def test_metadata_global_scratch_is_checked():
+    meta = {"name": "k", "num_warps": 4, "params": [["a", "ptr"]], "dynamic_shared": 0, "global_scratch": 256}
+    _check_metadata(meta)
+    for bad in (-128, 1.5, "256", None):
+        with pytest.raises(ValueError, match="bad global_scratch"):
+            _check_metadata({**meta, "global_scratch": bad})

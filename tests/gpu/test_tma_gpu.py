@@ -3,7 +3,10 @@ tensor maps, compared with the interpreter on the same inputs: boxes that
 hang over every edge (TMA fills what is outside with zeros or NaN, and
 stores nothing there), every swizzle and split boxes; the encoded-map cache;
 a matmul through descriptors (tutorial 09's shape, B as [K, N] and as
-[N, K] transposed), pipelined with 2-4 stages over 1..32 K iterations."""
+[N, K] transposed), pipelined with 2-4 stages over 1..32 K iterations.
+Device-side descriptors (tl.make_tensor_descriptor, TRITIUM_TMA_DEVICE=1;
+`-k device`): maps built by the kernel in set_allocator memory, boxes over
+every edge, the masked fallback, tutorial 09's persistent matmul."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,6 +20,7 @@ if torch.cuda.get_device_capability() < (9, 0):
 
 import tritium
 import tritium.language as tl
+from tritium.runtime._allocation import NullAllocator
 from tritium.tools.tensor_descriptor import TensorDescriptor
 
 from compiled_vs_interpreted import interpreted
@@ -195,3 +199,151 @@ def test_pipelined_descriptor_matmul_every_trip_count(stages, k):
     matmul_desc_staged[grid](TensorDescriptor.from_tensor(a, [BM, BK]), TensorDescriptor.from_tensor(b, [BN, BK]),
                              TensorDescriptor.from_tensor(c, [BM, BN]), k, BM=BM, BN=BN, BK=BK, STAGES=stages)
     torch.testing.assert_close(c, (a.float() @ b.float().T).to(torch.float16), rtol=2e-2, atol=1e-1)
+
+
+# -- device-side descriptors (tl.make_tensor_descriptor) ----------------------
+# With TRITIUM_TMA_DEVICE=1 the kernel builds each tensor map itself, in
+# 128 bytes per program of the global scratch the set_allocator allocator
+# gives the launch (tensormap.replace, then the tensormap-proxy fences); the
+# loads and stores then go through TMA as a host descriptor's do. Where the
+# compiler cannot prove the map legal (16-byte aligned base, strides and box
+# columns) the access keeps the masked path, which these tests run too.
+
+
+@pytest.fixture
+def device_tma(monkeypatch):
+    monkeypatch.setenv("TRITIUM_TMA_DEVICE", "1")
+    sizes = []
+
+    def alloc(size, alignment, stream):
+        assert alignment == 128
+        sizes.append(size)
+        return torch.empty(size, dtype=torch.int8, device="cuda")
+
+    tritium.set_allocator(alloc)
+    yield sizes
+    tritium.set_allocator(NullAllocator())
+
+
+@tritium.jit
+def device_shift_copy(x_ptr, y_ptr, M, N, DM: tl.constexpr, DN: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                      PAD: tl.constexpr):
+    # as tma_shift_copy, through descriptors made in the kernel
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    xd = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN], padding_option=PAD)
+    yd = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    v = xd.load([pm * BM + DM, pn * BN + DN])
+    yd.store([pm * BM, pn * BN], v * 2 + 1)
+
+
+def shifted_reference(x: torch.Tensor, DM: int, DN: int, BM: int, BN: int, pad: str) -> torch.Tensor:
+    """y[i, j] = 2 * x[i + DM, j + DN] + 1, the padding outside x."""
+    M, N = x.shape
+    fill = 0.0 if pad == "zero" else float("nan")
+    src = torch.full((M + 2 * BM + 16, N + 2 * BN + 16), fill, device="cuda", dtype=torch.float32)
+    src[BM:BM + M, BN:BN + N] = x.float()
+    return (src[BM + DM:BM + DM + M, BN + DN:BN + DN + N] * 2 + 1).to(x.dtype)
+
+
+@pytest.mark.parametrize("BM,BN", [(16, 64), (64, 128), (32, 16), (8, 8)])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("pad", ["zero", "nan"])
+@pytest.mark.parametrize("DN", [8, 7])
+def test_device_descriptor_boxes_over_every_edge(device_tma, BM, BN, dtype, pad, DN):
+    # N = 96: the row stride is a multiple of 16 elements (specialized), so
+    # both maps are built on the device; 45 rows and 96 columns are no
+    # multiple of the boxes, and DM = -5 hangs the boxes over the top. DN = 7
+    # is no 16-byte column for any dtype: that load takes the masked path
+    M, N, DM = 45, 96, -5
+    x = torch.randn(M, N, device="cuda").to(dtype)
+    y = torch.full((M, N), -9.0, device="cuda").to(dtype)
+    grid = (tritium.cdiv(M, BM), tritium.cdiv(N, BN))
+    consts = dict(DM=DM, DN=DN, BM=BM, BN=BN, PAD=pad)
+    compiled = device_shift_copy.warmup(x, y, M, N, grid=grid, **consts)
+    assert compiled.metadata["global_scratch"] == (256 if DN == 8 else 128)
+    device_shift_copy[grid](x, y, M, N, **consts)
+    torch.testing.assert_close(y, shifted_reference(x, DM, DN, BM, BN, pad), equal_nan=True)
+    # the launch asked the allocator for one slot set per program
+    assert device_tma[-1] == compiled.metadata["global_scratch"] * grid[0] * grid[1]
+
+
+def test_device_descriptors_without_divisible_strides_keep_the_masked_path(device_tma):
+    # N = 88: no multiple of 16, so nothing proves the row stride 16-byte
+    # aligned; no map is built and no scratch is asked for
+    M, N, BM, BN = 45, 88, 16, 64
+    x = torch.randn(M, N, device="cuda", dtype=torch.float16)
+    y = torch.empty(M, N, device="cuda", dtype=torch.float16)
+    grid = (tritium.cdiv(M, BM), tritium.cdiv(N, BN))
+    consts = dict(DM=0, DN=0, BM=BM, BN=BN, PAD="zero")
+    assert device_shift_copy.warmup(x, y, M, N, grid=grid, **consts).metadata["global_scratch"] == 0
+    before = len(device_tma)
+    device_shift_copy[grid](x, y, M, N, **consts)
+    torch.testing.assert_close(y, x * 2 + 1)
+    assert len(device_tma) == before
+
+
+def test_device_descriptor_launch_without_an_allocator_is_an_error(monkeypatch):
+    monkeypatch.setenv("TRITIUM_TMA_DEVICE", "1")
+    tritium.set_allocator(NullAllocator())
+    x = torch.randn(64, 64, device="cuda", dtype=torch.float16)
+    y = torch.empty_like(x)
+    with pytest.raises(RuntimeError, match="no allocator was set"):
+        device_shift_copy[(1, 1)](x, y, 64, 64, DM=0, DN=0, BM=64, BN=64, PAD="zero")
+
+
+def test_device_maps_are_rebuilt_for_every_launch(device_tma):
+    # the same scratch slots (PyTorch's allocator hands the same block back)
+    # describe another tensor each launch: the acquire fence drops the map
+    # the TMA unit cached for that address
+    M, N, BM, BN = 64, 64, 32, 64
+    consts = dict(DM=0, DN=0, BM=BM, BN=BN, PAD="zero")
+    y = torch.empty(M, N, device="cuda", dtype=torch.float16)
+    for i in range(4):
+        x = torch.full((M, N), float(i), device="cuda", dtype=torch.float16) + torch.arange(N, device="cuda")
+        device_shift_copy[(2, 1)](x, y, M, N, **consts)
+        torch.testing.assert_close(y, x * 2 + 1)
+
+
+@tritium.jit
+def persistent_matmul_device_desc(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                                  BK: tl.constexpr, NUM_SMS: tl.constexpr):
+    # tutorial 09's persistent matmul through device-side descriptors
+    # (matmul_kernel_descriptor_persistent, without its grouping and
+    # epilogue subtiling): each program walks tiles start, start + NUM_SMS, ...
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    num_pid_n = tl.cdiv(N, BN)
+    num_tiles = tl.cdiv(M, BM) * num_pid_n
+    for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS):
+        off_m = (tile // num_pid_n) * BM
+        off_n = (tile % num_pid_n) * BN
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k in range(tl.cdiv(K, BK)):
+            a = a_desc.load([off_m, k * BK])
+            b = b_desc.load([off_n, k * BK])
+            acc = tl.dot(a, b.T, acc)
+        c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
+
+
+# (M, N, K, maps built on the device): K = 328 and N = 136 are no multiples
+# of 16, so their descriptors keep the masked path
+PERSISTENT = [(512, 512, 512, 3), (200, 144, 320, 3), (1000, 384, 1024, 3), (200, 136, 328, 0), (256, 256, 64, 3)]
+
+
+@pytest.mark.parametrize("M,N,K,maps", PERSISTENT)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_persistent_matmul_through_device_descriptors(device_tma, M, N, K, maps, dtype):
+    BM, BN, BK = 128, 128, 64
+    num_sms = torch.cuda.get_device_properties(0).multi_processor_count
+    a = torch.randn(M, K, device="cuda").to(dtype)
+    b = torch.randn(N, K, device="cuda").to(dtype)
+    c = torch.full((M, N), -1.0, device="cuda").to(dtype)
+    tiles = tritium.cdiv(M, BM) * tritium.cdiv(N, BN)
+    grid = (min(num_sms, tiles),)
+    consts = dict(BM=BM, BN=BN, BK=BK, NUM_SMS=grid[0])
+    compiled = persistent_matmul_device_desc.warmup(a, b, c, M, N, K, grid=grid, num_warps=8, num_stages=3, **consts)
+    assert compiled.metadata["global_scratch"] == 128 * maps
+    persistent_matmul_device_desc[grid](a, b, c, M, N, K, num_warps=8, num_stages=3, **consts)
+    want = (a.float() @ b.float().T).to(dtype)
+    torch.testing.assert_close(c, want, rtol=2e-2, atol=1e-1)

@@ -297,7 +297,8 @@ impl<'m> Walk<'m> {
             }
             Opcode::ProgramId | Opcode::NumPrograms | Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Reduce
             | Opcode::Scan | Opcode::Dot | Opcode::Join | Opcode::Split | Opcode::Cat | Opcode::BlockLoad
-            | Opcode::Gather | Opcode::Histogram | Opcode::LocalAlloc | Opcode::LocalView | Opcode::DotWait | Opcode::TmaLoad => {}
+            | Opcode::Gather | Opcode::Histogram | Opcode::LocalAlloc | Opcode::LocalView | Opcode::DotWait | Opcode::TmaLoad
+            | Opcode::TensormapCreate => {}
             // `Walk::op` gives the results of these (or they have none)
             Opcode::For | Opcode::If | Opcode::While | Opcode::Call | Opcode::Store | Opcode::Yield
             | Opcode::Condition | Opcode::Return | Opcode::Assert | Opcode::Print | Opcode::Barrier

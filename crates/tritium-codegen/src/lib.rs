@@ -31,6 +31,12 @@ pub use tritium_transforms::{run_passes, PassOptions};
 /// `TRITIUM_TMA` does not say.
 pub const TMA_BY_DEFAULT: bool = true;
 
+/// Whether sm_90a also compiles device-side descriptors
+/// (`tl.make_tensor_descriptor`) to TMA, through tensor maps the kernel
+/// builds in its global scratch, when `TRITIUM_TMA_DEVICE` does not say.
+/// Off until the GPU tests (tests/gpu/test_tma_gpu.py -k device) have run.
+pub const TMA_DEVICE_BY_DEFAULT: bool = false;
+
 /// Options of one compilation.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -62,6 +68,11 @@ pub struct Options {
     /// every other target. `TRITIUM_TMA=1` / `TRITIUM_TMA=0` set it either
     /// way; unset, it is `TMA_BY_DEFAULT`.
     pub tma: bool,
+    /// With `tma`, device-side descriptors' loads and stores too, through
+    /// tensor maps built in the kernel (`tensormap_create`) in the global
+    /// scratch Triton's `set_allocator` provides. `TRITIUM_TMA_DEVICE=1` /
+    /// `=0`; unset, `TMA_DEVICE_BY_DEFAULT`.
+    pub tma_device: bool,
     /// Tile-level passes run before layout assignment.
     pub passes: PassOptions,
     /// NVIDIA's libdevice.10.bc, linked when a kernel calls a libdevice
@@ -102,11 +113,13 @@ impl Options {
         let no_fence = set("TRITIUM_DEBUG_NO_PROXY_FENCE");
         let no_ldmatrix = set("TRITIUM_DEBUG_NO_LDMATRIX");
         let commit_per_load = set("TRITIUM_DEBUG_COMMIT_PER_LOAD");
-        let tma = match std::env::var("TRITIUM_TMA").map(|v| v.to_ascii_lowercase()) {
+        let switch = |name: &str, default: bool| match std::env::var(name).map(|v| v.to_ascii_lowercase()) {
             Ok(v) if matches!(v.as_str(), "1" | "true" | "yes" | "on") => true,
             Ok(v) if matches!(v.as_str(), "0" | "false" | "no" | "off") => false,
-            _ => TMA_BY_DEFAULT,
+            _ => default,
         };
+        let tma = switch("TRITIUM_TMA", TMA_BY_DEFAULT);
+        let tma_device = switch("TRITIUM_TMA_DEVICE", TMA_DEVICE_BY_DEFAULT);
         let arch = Arch::parse(arch)?;
         let wave = arch.target().warp_size();
         if num_warps * wave > 1024 {
@@ -125,6 +138,7 @@ impl Options {
             commit_per_load,
             ldmatrix: !no_ldmatrix,
             tma,
+            tma_device,
             passes: PassOptions::default(),
             libdevice: None,
             num_stages: 3,
@@ -161,6 +175,10 @@ pub struct CompiledPtx {
     /// The tensor maps the first kernel takes after its other arguments
     /// (TMA on sm_90a), in order: what the launcher must encode.
     pub tensormaps: Vec<TensorMapParam>,
+    /// Bytes of global scratch each program of the first kernel needs (its
+    /// device-built tensor maps, 128 bytes each), passed as its last
+    /// argument; 0 when it takes none.
+    pub global_scratch: u32,
     /// Wall time of each stage this compilation ran, in pipeline order
     /// (`StageTimes`): where a cold compile's time goes.
     pub timings: StageTimes,
@@ -231,7 +249,7 @@ pub fn claim_accesses(module: &mut tritium_ir::Module, target: &dyn Target, opti
     if !options.tma || target.mma() != tritium_transforms::MmaSupport::V3 {
         return 0;
     }
-    tritium_transforms::claim_tma(module, &offset_divisibility)
+    tritium_transforms::claim_tma(module, &offset_divisibility, options.tma_device)
 }
 
 /// Axis info's divisibility of scalars of kernel `func` (its arguments'
@@ -487,6 +505,12 @@ fn lower_module(
         .into_iter()
         .map(|(_, base_arg, box_dims, swizzle_bytes)| TensorMapParam { base_arg, box_dims, swizzle_bytes })
         .collect();
+    let global_scratch = module
+        .funcs
+        .iter()
+        .find(|(_, f)| f.kernel)
+        .and_then(|(_, f)| f.arg_attrs.iter().find_map(|a| a.get(tritium_ir::ops::GLOBAL_SCRATCH_ATTR)?.as_int()))
+        .unwrap_or(0) as u32;
     times.lap("lower");
     Ok(CompiledPtx {
         llir: String::new(),
@@ -497,6 +521,7 @@ fn lower_module(
         allocation,
         membar: membar_dump,
         tensormaps,
+        global_scratch,
         timings: StageTimes::default(),
         pipelined: pipelined_ir,
     })

@@ -282,7 +282,28 @@ op_table! {
     MbarrierWait => fixed("mbarrier_wait", 3, 0),
     MbarrierInval => fixed("mbarrier_inval", 1, 0),
     TmaCopy => with_attrs(op("tma_copy", 9, None, Fixed(0)), BLOCK_LOAD),
+    // a tensor map built on the device (appended; made only by
+    // tritium-transforms::claim_tma on sm_90a, for a device-side descriptor
+    // whose geometry axis info proves TMA-able): `tensormap_create(scratch,
+    // base, shapes..., strides...)` writes the map of the rank-r array at
+    // `base` (r shapes and the r - 1 leading strides as a block op takes
+    // them, strides in elements; the last stride is 1) with box `box` (outermost first), `swizzle`
+    // bytes and NaN fill when `nan` into slot `slot` (128 bytes each) of this
+    // program's part of the launch's global scratch (operand 0: the i64
+    // kernel argument marked `global_scratch`). Its i64 result is the map's
+    // generic address, which `tma_load` / `tma_store` / `tma_copy` take as
+    // their map
+    TensormapCreate => with_attrs(op("tensormap_create", 3, Some(11), Fixed(1)), TENSORMAP_CREATE),
 }
+
+/// The kernel-argument attribute marking an i64 argument as the address of
+/// the launch's global scratch (what Triton's `set_allocator` allocator
+/// returns): its value (int) is the bytes each program owns, program
+/// `x + nx * (y + ny * z)` the `value`-byte part that many bytes in. Set by
+/// tritium-transforms::claim_tma when it builds tensor maps on the device.
+pub const GLOBAL_SCRATCH_ATTR: &str = "global_scratch";
+
+const TENSORMAP_CREATE: &[AttrSpec] = &[req("slot", Int), req("box", IntArray), req("swizzle", Int), req("nan", Bool)];
 
 /// The kernel-argument attribute marking an i64 argument as a CUDA tensor
 /// map passed by value (128 bytes, a `__grid_constant__` parameter): the

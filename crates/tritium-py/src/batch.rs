@@ -150,6 +150,7 @@ fn to_dict(py: Python<'_>, b: Built) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("kernels", b.ptx.kernels)?;
     d.set_item("allocation", b.ptx.allocation)?;
     d.set_item("tensormaps", tensormap_list(&b.ptx.tensormaps))?;
+    d.set_item("global_scratch", b.ptx.global_scratch)?;
     d.set_item("timings", b.ptx.timings.stages)?;
     if let Some((cubin, info)) = b.cubin {
         d.set_item("cubin", PyBytes::new(py, &cubin))?;

@@ -79,6 +79,7 @@ fn compile_ptx<'py>(
     d.set_item("kernels", out.kernels)?;
     d.set_item("allocation", out.allocation)?;
     d.set_item("tensormaps", crate::batch::tensormap_list(&out.tensormaps))?;
+    d.set_item("global_scratch", out.global_scratch)?;
     // [(stage, seconds)] in pipeline order (tritium_codegen::StageTimes)
     d.set_item("timings", out.timings.stages)?;
     if dump_stages {

@@ -115,6 +115,9 @@ let kernel = kernel.get();
     if per_burst == 0 {
         return Err(pyo3::exceptions::PyValueError::new_err("time_driver_launches: per_burst must be positive"));
     }
+    if kernel.global_scratch > 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err("time_driver_launches: the kernel needs a global scratch per launch"));
+    }
     let mut pack = kernel.pack(args)?;
     let driver = tritium_runtime::cuda::driver().map_err(crate::runtime::to_py)?;
     // the GIL stays held (a benchmark; the pack holds raw pointers)

@@ -155,6 +155,28 @@ pub(crate) struct CudaKernel {
     num_args: usize,
     /// Tensor maps the kernel takes after its other arguments (TMA).
     maps: Vec<MapParam>,
+    /// Bytes of global scratch per program (device-built tensor maps),
+    /// whose address the kernel takes last; 0: none.
+    pub(crate) global_scratch: u64,
+}
+
+/// A launch's global scratch: `per_program` bytes for each program of
+/// `grid`, 128-byte aligned, from the allocator `triton.set_allocator` set
+/// (asked as Triton asks it: size, alignment, stream). The buffer object
+/// must outlive the launch call; the allocator's memory is stream-ordered
+/// (PyTorch's caching allocator), so dropping it after the launch is safe.
+fn global_scratch(py: Python<'_>, per_program: u64, grid: [u64; 3], stream: u64, kernel: &str) -> PyResult<(PyObject, u64)> {
+    let size = grid.iter().try_fold(per_program, |n, &g| n.checked_mul(g));
+    let size = size.ok_or_else(|| PyValueError::new_err(format!("kernel '{kernel}': its global scratch for grid {grid:?} overflows")))?;
+    let allocator = py.import(intern!(py, "tritium.runtime._allocation"))?.call_method0(intern!(py, "get_allocator"))?;
+    let buffer = allocator.call1((size, 128u64, stream))?;
+    let address = buffer.call_method0(intern!(py, "data_ptr"))?.extract::<u64>()?;
+    if address % 128 != 0 {
+        return Err(PyValueError::new_err(format!(
+            "kernel '{kernel}': the allocator set with set_allocator returned address {address:#x}, not 128-byte aligned"
+        )));
+    }
+    Ok((buffer.unbind(), address))
 }
 
 fn extract(kind: ArgKind, v: &Bound<'_, PyAny>, name: &str, kernel: &str) -> PyResult<ArgValue> {
@@ -264,13 +286,23 @@ impl CudaKernel {
             slots[n] = encode(kind, v, &p.name).map_err(|e| PyValueError::new_err(format!("kernel '{name}', {e}")))?;
             n += 1;
         }
-        let mut ptrs = [std::ptr::null_mut::<c_void>(); STACK_ARGS + STACK_MAPS];
+        let mut ptrs = [std::ptr::null_mut::<c_void>(); STACK_ARGS + STACK_MAPS + 1];
         for (p, s) in ptrs.iter_mut().zip(slots.iter_mut()).take(n) {
             *p = s as *mut u64 as *mut c_void;
         }
-        // the maps are the kernel's last parameters
+        // the maps follow the other parameters
         for m in maps.iter_mut().take(self.maps.len()) {
             ptrs[n] = m as *mut TensorMap as *mut c_void;
+            n += 1;
+        }
+        // then the global scratch, alive until the launch was issued
+        let scratch = match self.global_scratch {
+            0 => None,
+            bytes => Some(Python::with_gil(|py| global_scratch(py, bytes, grid, stream, name))?),
+        };
+        let mut scratch_address = scratch.as_ref().map_or(0, |s| s.1);
+        if scratch.is_some() {
+            ptrs[n] = &mut scratch_address as *mut u64 as *mut c_void;
             n += 1;
         }
         let params = if n == 0 { std::ptr::null_mut() } else { ptrs.as_mut_ptr() };
@@ -318,10 +350,10 @@ impl CudaKernel {
 #[pymethods]
 impl CudaKernel {
     #[new]
-    #[pyo3(signature = (image, name, params, num_warps = 4, shared_bytes = 0, device = 0, tensormaps = Vec::new()))]
+    #[pyo3(signature = (image, name, params, num_warps = 4, shared_bytes = 0, device = 0, tensormaps = Vec::new(), global_scratch = 0))]
     #[allow(clippy::too_many_arguments)]
     fn new(py: Python<'_>, image: &Bound<'_, PyAny>, name: &str, params: Vec<(String, Option<String>)>, num_warps: u32,
-           shared_bytes: u32, device: i32, tensormaps: Vec<(usize, Vec<u32>, u32)>) -> PyResult<CudaKernel> {
+           shared_bytes: u32, device: i32, tensormaps: Vec<(usize, Vec<u32>, u32)>, global_scratch: u64) -> PyResult<CudaKernel> {
         let maps = tensormaps
             .into_iter()
             .map(|(base, box_dims, swizzle)| MapParam::new(&params, base, box_dims, swizzle))
@@ -345,14 +377,26 @@ impl CudaKernel {
         }
         .map_err(to_py)?;
         let num_args = params.iter().map(|p| if let Some(r) = p.desc { 2 * r + 1 } else { p.kind.is_some() as usize }).sum();
-        Ok(CudaKernel { kernel, params, num_args, maps })
+        Ok(CudaKernel { kernel, params, num_args, maps, global_scratch })
     }
 
     /// Launches on `stream` with `args` (every parameter, in order; constexpr
     /// positions are skipped).
     fn launch(&self, gx: u64, gy: u64, gz: u64, stream: u64, args: &Bound<'_, PyTuple>) -> PyResult<()> {
         let mut pack = self.pack(args)?;
+        let mut _scratch = None;
+        if self.global_scratch > 0 {
+            let (buffer, address) = global_scratch(args.py(), self.global_scratch, [gx, gy, gz], stream, &self.kernel.name)?;
+            _scratch = Some(buffer);
+            pack.push_after_maps(address);
+        }
         self.kernel.launch([gx, gy, gz], stream, &mut pack).map_err(to_py)
+    }
+
+    /// Bytes of global scratch each program gets (device-built tensor maps).
+    #[getter]
+    fn global_scratch(&self) -> u64 {
+        self.global_scratch
     }
 
     #[getter]

@@ -265,17 +265,20 @@ pub struct ArgPack {
     /// Tensor maps passed by value, after every slot (boxed: their
     /// addresses stay put while the pack grows).
     maps: Vec<Box<crate::TensorMap>>,
+    /// Values after the maps (a kernel's global scratch address).
+    tail: Vec<u64>,
 }
 
 impl ArgPack {
     pub fn with_capacity(n: usize) -> ArgPack {
-        ArgPack { slots: Vec::with_capacity(n), pointers: Vec::with_capacity(n), maps: Vec::new() }
+        ArgPack { slots: Vec::with_capacity(n), pointers: Vec::with_capacity(n), maps: Vec::new(), tail: Vec::new() }
     }
 
     pub fn clear(&mut self) {
         self.slots.clear();
         self.pointers.clear();
         self.maps.clear();
+        self.tail.clear();
     }
 
     /// A tensor map parameter; maps follow every `push`ed value.
@@ -288,8 +291,14 @@ impl ArgPack {
         Ok(())
     }
 
+    /// A 64-bit parameter after the maps (the global scratch address, the
+    /// last parameter of a kernel that builds tensor maps).
+    pub fn push_after_maps(&mut self, v: u64) {
+        self.tail.push(v);
+    }
+
     pub fn len(&self) -> usize {
-        self.slots.len() + self.maps.len()
+        self.slots.len() + self.maps.len() + self.tail.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -312,6 +321,9 @@ impl ArgPack {
         for m in self.maps.iter_mut() {
             self.pointers.push(&mut **m as *mut crate::TensorMap as *mut c_void);
         }
+        for s in self.tail.iter_mut() {
+            self.pointers.push(s as *mut u64 as *mut c_void);
+        }
         if self.pointers.is_empty() {
             std::ptr::null_mut()
         } else {
@@ -323,6 +335,23 @@ impl ArgPack {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_after_the_maps_come_last() {
+        // a kernel's parameters: its values, its host tensor maps, then the
+        // global scratch address (device-built maps)
+        let mut pack = ArgPack::with_capacity(2);
+        pack.push(ArgKind::I32, ArgValue::Int(7), "n").unwrap();
+        pack.push_after_maps(0xabc0);
+        pack.push_map(crate::TensorMap::zeroed());
+        assert_eq!(pack.len(), 3);
+        let params = pack.kernel_params();
+        // SAFETY: three pointers into the pack, which is not modified meanwhile
+        let (first, last) = unsafe { (*(*params as *const u32), *(*params.add(2) as *const u64)) };
+        assert_eq!((first, last), (7, 0xabc0));
+        pack.clear();
+        assert!(pack.is_empty());
+    }
 
     #[test]
     fn kinds_parse_and_size() {

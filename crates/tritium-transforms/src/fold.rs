@@ -61,7 +61,8 @@ fn fold_op(types: &TypeTable, f: &mut Function, op: Op) -> Rewrite {
         | Opcode::BlockAtomic | Opcode::Assume | Opcode::Gather | Opcode::Histogram
         | Opcode::ExternElementwise | Opcode::LocalAlloc | Opcode::LocalView | Opcode::AsyncCopy | Opcode::AsyncCommit
         | Opcode::AsyncWait | Opcode::DotWait | Opcode::TmaLoad | Opcode::TmaStore
-        | Opcode::MbarrierInit | Opcode::MbarrierWait | Opcode::MbarrierInval | Opcode::TmaCopy => None,
+        | Opcode::MbarrierInit | Opcode::MbarrierWait | Opcode::MbarrierInval | Opcode::TmaCopy
+        | Opcode::TensormapCreate => None,
     };
     let Some(c) = folded else { return Rewrite::Keep };
     let res_ty = f.value_type(f.ops[op].results[0]);

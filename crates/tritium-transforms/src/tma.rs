@@ -1,4 +1,4 @@
-//! `claim_tma`: the sm_90a lowering of host tensor descriptors. A
+//! `claim_tma`: the sm_90a lowering of tensor descriptors. A
 //! `block_load` / `block_store` on a kernel's host `TensorDescriptor`
 //! argument becomes `tma_load` / `tma_store` through a CUDA tensor map that
 //! the launcher encodes on the host and passes by value; the rest of the
@@ -20,7 +20,12 @@
 //! appended after the others, marked `tensormap` with the box and swizzle
 //! it must be encoded with: the launcher reads those from the compiled
 //! kernel, so the two sides cannot disagree.
-use tritium_ir::ops::TENSORMAP_ATTR;
+//!
+//! Device-side descriptors (`tl.make_tensor_descriptor`; with `device`):
+//! the kernel builds the map itself (`tensormap_create`) in a 128-byte slot
+//! of the launch's global scratch, when axis info proves the map legal
+//! (`device_sites`); docs/architecture.md, "Device-side descriptors".
+use tritium_ir::ops::{GLOBAL_SCRATCH_ATTR, TENSORMAP_ATTR};
 use tritium_ir::{Attr, Attrs, Function, Module, Op, Opcode, ScalarKind, TypeData, Value, ValueData, ValueDef};
 
 use crate::layout::SharedLayout;
@@ -89,17 +94,26 @@ pub type Divisibility<'a> = &'a dyn Fn(&Module, &Function, &[Value]) -> Vec<u64>
 /// Bytes a TMA box's first column must be aligned to in global memory.
 pub const TMA_INNER_ALIGN_BYTES: u64 = 16;
 
-/// Claims every TMA-able host-descriptor access of every kernel of `m`;
-/// returns how many it claimed. A descriptor used in a loop reaches it as a
-/// loop-carried value the loop never changes (the frontend carries every
-/// field of an object a loop could change): canonicalize runs first when
-/// the module has host descriptors, so such uses see the arguments.
-pub fn claim_tma(m: &mut Module, divisibility: Divisibility<'_>) -> usize {
-    let has_descriptors = m.funcs.iter().any(|(_, f)| f.kernel && f.arg_attrs.iter().any(|a| a.contains_key(HOST_DESCRIPTOR_ATTR)));
-    if !has_descriptors {
+/// Claims every TMA-able host-descriptor access of every kernel of `m`,
+/// and with `device` every TMA-able device-side descriptor access
+/// (`claim_device`); returns how many it claimed. A descriptor used in a
+/// loop reaches it as a loop-carried value the loop never changes (the
+/// frontend carries every field of an object a loop could change):
+/// canonicalize runs first when the module has descriptor accesses, so
+/// such uses see the values the descriptor was made of.
+pub fn claim_tma(m: &mut Module, divisibility: Divisibility<'_>, device: bool) -> usize {
+    let has_host = m.funcs.iter().any(|(_, f)| f.kernel && f.arg_attrs.iter().any(|a| a.contains_key(HOST_DESCRIPTOR_ATTR)));
+    let has_device = device && m.funcs.iter().any(|(_, f)| f.kernel && f.ops_preorder().iter().any(|&(_, op)| is_descriptor_access(f, op)));
+    if !has_host && !has_device {
         return 0;
     }
-    crate::canonicalize(m);
+    // to a fixed point: a loop nested in another sees its carried values
+    // as the outer loop's arguments until that loop's are resolved
+    for _ in 0..8 {
+        if crate::canonicalize(m) == 0 {
+            break;
+        }
+    }
     let mut claimed = 0;
     for id in m.funcs.keys().collect::<Vec<_>>() {
         if !m.funcs[id].kernel {
@@ -109,8 +123,20 @@ pub fn claim_tma(m: &mut Module, divisibility: Divisibility<'_>) -> usize {
         let sites = aligned_sites(module, &module.funcs[id], divisibility);
         let Module { types, funcs, .. } = m;
         claimed += claim_sites(types, &mut funcs[id], &sites);
+        if has_device {
+            let module: &Module = m;
+            let sites = device_sites(module, &module.funcs[id], divisibility);
+            let Module { types, funcs, .. } = m;
+            claimed += claim_device(types, &mut funcs[id], sites);
+        }
     }
     claimed
+}
+
+/// A `block_load` / `block_store` of a tensor descriptor (host or device).
+fn is_descriptor_access(f: &Function, op: Op) -> bool {
+    let d = &f.ops[op];
+    matches!(d.opcode, Opcode::BlockLoad | Opcode::BlockStore) && d.attrs.get("descriptor").and_then(Attr::as_bool) == Some(true)
 }
 
 /// The claimable accesses of kernel `f` (op, the descriptor's base argument)
@@ -204,6 +230,171 @@ fn claimable(types: &tritium_ir::TypeTable, f: &Function, op: Op) -> Option<Site
     };
     tma_box(eb, dims).ok()?;
     Some(Site { arg, inner_offset: offsets[r - 1], elem_bytes: eb })
+}
+
+/// A device-side descriptor's access TMA can do: the array (base, shapes,
+/// leading strides) it reads, its block, its fill, and where a tensor map
+/// made of that array may be built (the index in the kernel's top-level
+/// block after the last of those values' definitions).
+struct DeviceSite {
+    op: Op,
+    array: Vec<Value>,
+    block: Vec<u32>,
+    nan: bool,
+    elem_bytes: u32,
+    inner_offset: Value,
+}
+
+/// The device-side descriptor accesses of kernel `f` that TMA can do, as
+/// far as their values are known at compile time: a 2-D block fitting a
+/// box (`tma_box`), the last stride the constant 1, scalar offsets, a
+/// constant zero or NaN padding, the array's values defined at the
+/// kernel's top level (so one map built there serves every access, in
+/// loops and branches too), and axis info proving the base 16-byte
+/// aligned, each leading stride a multiple of 16 bytes and the
+/// last-dimension offset a multiple of 16 bytes. What cannot be proven keeps
+/// the masked expansion: a map the hardware rejects faults the kernel.
+fn device_sites(m: &Module, f: &Function, divisibility: Divisibility<'_>) -> Vec<DeviceSite> {
+    let types = &m.types;
+    let top: std::collections::HashSet<Op> = f.region_block(f.body).ops.iter().copied().collect();
+    let at_top = |v: Value| match f.values[v].def {
+        ValueDef::BlockArg(b, _) => b == f.entry_block(),
+        ValueDef::OpResult(d, _) => top.contains(&d),
+    };
+    let mut sites = Vec::new();
+    for (_, op) in f.ops_preorder() {
+        if !is_descriptor_access(f, op) {
+            continue;
+        }
+        let d = &f.ops[op];
+        let base = d.operands[0];
+        if let ValueDef::BlockArg(b, i) = f.values[base].def {
+            if b == f.entry_block() && f.arg_attrs.get(i as usize).is_some_and(|a| a.contains_key(HOST_DESCRIPTOR_ATTR)) {
+                continue; // a host descriptor's: claimed above or left to the expansion
+            }
+        }
+        let load = d.opcode == Opcode::BlockLoad;
+        let block_ty = if load { f.value_type(d.results[0]) } else { f.value_type(*d.operands.last().expect("a value")) };
+        let dims = types.dims(block_ty).to_vec();
+        let r = dims.len();
+        let eb = match types.data(types.elem(block_ty)) {
+            TypeData::Scalar(k) if *k != ScalarKind::I1 => k.bits() / 8,
+            _ => continue,
+        };
+        if tma_box(eb, &dims).is_err() || d.operands.len() < 1 + 3 * r {
+            continue;
+        }
+        let (shapes, strides, offsets) = (&d.operands[1..1 + r], &d.operands[1 + r..1 + 2 * r], &d.operands[1 + 2 * r..1 + 3 * r]);
+        if !is_const_one(f, strides[r - 1]) || offsets.iter().any(|&o| types.is_tensor(f.value_type(o))) {
+            continue;
+        }
+        let nan = match d.operands.get(1 + 3 * r).filter(|_| load) {
+            None => false,
+            Some(&other) => match const_value(f, other) {
+                Some(Attr::Int(0)) | Some(Attr::Bool(false)) => false,
+                Some(Attr::Float(x)) if *x == 0.0 => false,
+                Some(Attr::Float(x)) if x.is_nan() => true,
+                _ => continue,
+            },
+        };
+        let array: Vec<Value> = std::iter::once(base).chain(shapes.iter().copied()).chain(strides[..r - 1].iter().copied()).collect();
+        if !array.iter().all(|&v| at_top(v)) {
+            continue;
+        }
+        sites.push(DeviceSite { op, array, block: dims, nan, elem_bytes: eb, inner_offset: offsets[r - 1] });
+    }
+    if sites.is_empty() {
+        return sites;
+    }
+    // base (bytes), leading strides and the inner offset (elements)
+    let mut asked = Vec::new();
+    for s in &sites {
+        let r = s.block.len();
+        asked.push(s.array[0]);
+        asked.extend_from_slice(&s.array[1 + r..]);
+        asked.push(s.inner_offset);
+    }
+    let known = divisibility(m, f, &asked);
+    let mut at = 0;
+    let mut out = Vec::new();
+    for s in sites {
+        let r = s.block.len();
+        let n = 1 + (r - 1) + 1;
+        let k = &known[at..at + n];
+        at += n;
+        let bytes = |div: u64| div.saturating_mul(s.elem_bytes as u64) % TMA_INNER_ALIGN_BYTES == 0;
+        if k[0] % TMA_INNER_ALIGN_BYTES == 0 && k[1..].iter().all(|&div| bytes(div)) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Builds one tensor map per distinct (array, block, fill) of `sites` at
+/// the kernel's top level (`tensormap_create`, into a slot of the global
+/// scratch argument it appends) and turns each site into `tma_load` /
+/// `tma_store` through its map.
+fn claim_device(types: &mut tritium_ir::TypeTable, f: &mut Function, sites: Vec<DeviceSite>) -> usize {
+    if sites.is_empty() {
+        return 0;
+    }
+    let i64t = types.scalar(ScalarKind::I64);
+    let entry = f.entry_block();
+    let index = f.blocks[entry].args.len() as u32;
+    let scratch = f.values.push(ValueData { ty: i64t, def: ValueDef::BlockArg(entry, index) });
+    f.blocks[entry].args.push(scratch);
+    let mut maps: Vec<(Vec<Value>, Vec<u32>, bool, Value)> = Vec::new();
+    for s in &sites {
+        let found = maps.iter().find(|(a, b, n, _)| *a == s.array && *b == s.block && *n == s.nan).map(|m| m.3);
+        let map = match found {
+            Some(v) => v,
+            None => {
+                let tb = tma_box(s.elem_bytes, &s.block).expect("device_sites checked the box");
+                let mut attrs = Attrs::new();
+                attrs.insert("slot".to_string(), Attr::Int(maps.len() as i64));
+                attrs.insert("box".to_string(), Attr::IntArray(tb.box_dims.iter().map(|&d| d as i64).collect()));
+                attrs.insert("swizzle".to_string(), Attr::Int(tb.swizzle_bytes as i64));
+                attrs.insert("nan".to_string(), Attr::Bool(s.nan));
+                let mut operands = vec![scratch];
+                operands.extend_from_slice(&s.array);
+                let loc = f.ops[s.op].loc;
+                let create = f.create_op(Opcode::TensormapCreate, &operands, &[i64t], attrs, Vec::new(), loc);
+                // after the last definition among its operands at the top
+                // level, and after the maps already built there (slot order)
+                let body = f.entry_block();
+                let ops = &f.blocks[body].ops;
+                let mut at = operands
+                    .iter()
+                    .filter_map(|&v| f.defining_op(v))
+                    .filter_map(|d| ops.iter().position(|&o| o == d))
+                    .max()
+                    .map_or(0, |i| i + 1);
+                while ops.get(at).is_some_and(|&o| f.ops[o].opcode == Opcode::TensormapCreate) {
+                    at += 1;
+                }
+                f.insert_op(body, at, create);
+                let v = f.ops[create].results[0];
+                maps.push((s.array.clone(), s.block.clone(), s.nan, v));
+                v
+            }
+        };
+        let d = &mut f.ops[s.op];
+        d.opcode = if d.opcode == Opcode::BlockLoad { Opcode::TmaLoad } else { Opcode::TmaStore };
+        d.operands.insert(0, map);
+    }
+    let mut attrs = Attrs::new();
+    attrs.insert(GLOBAL_SCRATCH_ATTR.to_string(), Attr::Int(maps.len() as i64 * TENSORMAP_SLOT_BYTES as i64));
+    f.arg_attrs.push(attrs);
+    sites.len()
+}
+
+/// Bytes of one device-built tensor map in the global scratch (a CUtensorMap).
+pub const TENSORMAP_SLOT_BYTES: u32 = 128;
+
+fn const_value(f: &Function, v: Value) -> Option<&Attr> {
+    let op = f.defining_op(v)?;
+    let d = &f.ops[op];
+    if d.opcode == Opcode::Const { d.attrs.get("value") } else { None }
 }
 
 fn is_const_one(f: &Function, v: Value) -> bool {

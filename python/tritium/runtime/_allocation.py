@@ -3,14 +3,14 @@ global-memory workspace for kernels that need one (Triton's only such need
 in these kernels: device-side tensor descriptors on sm_90, whose TMA
 descriptors it writes into 128 bytes of global memory per program).
 
-tritium accepts and keeps the allocator, with Triton's signature and
-per-context scope, but never calls it today: its descriptors, device-side
-ones included, lower to ordinary masked loads and stores whose shape,
-strides and base live in registers, so no kernel has a global scratch size.
-When the TMA lowering of device-side descriptors arrives, a kernel's
-metadata will carry that size and the launcher will call `get_allocator()`
-exactly where Triton does (the error below is then what a launch without
-an allocator raises)."""
+tritium keeps the allocator with Triton's signature and per-context scope.
+A kernel that builds tensor maps on the device (sm_90a with
+`TRITIUM_TMA_DEVICE=1`: docs/architecture.md, "Device-side descriptors")
+has a `global_scratch` size per program in its metadata, and its launch
+calls `get_allocator()(size * programs, 128, stream)` as Triton does
+(`tritium-py/src/runtime.rs`); the error below is what such a launch
+without an allocator raises. Every other kernel, device-side descriptors
+on the masked path included, never calls it."""
 from __future__ import annotations
 
 from contextvars import ContextVar

@@ -88,7 +88,7 @@ def kernel_key(jit_fn: Any, target: str, options: dict, spec_text: str) -> str:
 
 # environment variables crates/tritium-codegen reads while compiling
 CODEGEN_ENV = ("TRITIUM_DEBUG_NO_CROSS_CALL_BARRIER", "TRITIUM_DEBUG_NO_PROXY_FENCE", "TRITIUM_DEBUG_NO_LDMATRIX",
-               "TRITIUM_DEBUG_COMMIT_PER_LOAD", "TRITIUM_TMA")
+               "TRITIUM_DEBUG_COMMIT_PER_LOAD", "TRITIUM_TMA", "TRITIUM_TMA_DEVICE")
 
 
 # -- disk entries ----------------------------------------------------------

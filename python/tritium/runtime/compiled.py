@@ -176,7 +176,8 @@ class CompiledKernel:
             image = self.asm.get("cubin") or self.asm["ptx"]
             k = _core.CudaKernel(image, self.metadata.get("symbol", self.name), self.params, num_warps=self.metadata["num_warps"],
                                  shared_bytes=self.metadata.get("dynamic_shared", 0), device=device,
-                                 tensormaps=[tuple(m) for m in self.metadata.get("tensormaps", [])])
+                                 tensormaps=[tuple(m) for m in self.metadata.get("tensormaps", [])],
+                                 global_scratch=self.metadata.get("global_scratch", 0))
             if self.metadata.get("registers") is None:   # driver JIT: only the driver knows
                 self.metadata["registers"] = k.num_regs
                 self.metadata["local_bytes"] = k.local_bytes
@@ -219,6 +220,9 @@ def _check_metadata(meta: Any) -> None:
         if not (isinstance(m, list) and len(m) == 3 and type(m[0]) is int and isinstance(m[1], list)
                 and all(type(d) is int for d in m[1]) and type(m[2]) is int):
             raise ValueError(f"metadata.json: bad tensor map entry {m!r}")
+    scratch = meta.get("global_scratch", 0)
+    if type(scratch) is not int or scratch < 0:
+        raise ValueError(f"metadata.json: bad global_scratch {scratch!r}")
 
 
 def param_kinds(signature: dict) -> list[list]:
@@ -317,6 +321,9 @@ def _assemble(ir: bytes, name: str, params: list, target: Target, num_warps: int
     meta["dynamic_shared"] = int(out["shared"])
     # TMA (sm_90a): tensor maps the launch appends, as [descriptor base argument, box, swizzle bytes]
     meta["tensormaps"] = [[int(b), [int(d) for d in box], int(s)] for b, box, s in out.get("tensormaps", [])]
+    # tensor maps built on the device (sm_90a): bytes of global scratch per
+    # program, which the launch asks of the set_allocator allocator
+    meta["global_scratch"] = int(out.get("global_scratch", 0))
     meta["shared"] = meta["dynamic_shared"]
     if "cubin" in out:
         info = out["ptxas"]

@@ -239,6 +239,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
             Opcode::TmaLoad => self.lower_tma_load(op),
             Opcode::TmaStore => self.lower_tma_store(op),
             Opcode::TmaCopy => self.lower_tma_copy(op),
+            Opcode::TensormapCreate => self.lower_tensormap_create(op),
             Opcode::MbarrierInit => self.lower_mbarrier_init(op),
             Opcode::MbarrierWait => self.lower_mbarrier_wait(op),
             Opcode::MbarrierInval => self.lower_mbarrier_inval(op),

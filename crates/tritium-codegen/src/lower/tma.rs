@@ -25,16 +25,17 @@ use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::AnyType;
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue};
 use tritium_analysis::{Access, BufferKind};
-use tritium_ir::ops::TENSORMAP_ATTR;
-use tritium_ir::{Attr, Function, Op, Value};
+use tritium_ir::ops::{GLOBAL_SCRATCH_ATTR, TENSORMAP_ATTR};
+use tritium_ir::{Attr, Function, Op, ScalarKind, Value, ValueDef};
 use tritium_transforms::layout::Layout;
+use tritium_transforms::tma::TENSORMAP_SLOT_BYTES;
 use tritium_transforms::{tma_box, MmaSupport, TmaBox};
 
 use super::Lowering;
 use crate::error::{CodegenError, Result};
 use crate::llvm::Llvm;
 use crate::smem_plan::smem_elem_bytes;
-use crate::target::Target;
+use crate::target::{Axis, Target};
 
 /// Bytes of a CUDA tensor map (CUtensorMap), and the alignment it is passed with.
 pub const TENSORMAP_BYTES: u32 = 128;
@@ -232,6 +233,148 @@ impl<'a, 'c> Lowering<'a, 'c> {
         asm.push_str(" @p cp.async.bulk.commit_group; @p cp.async.bulk.wait_group 0; }");
         let constraints = format!("r,l{},~{{memory}}", ",r".repeat(args.len() - 2));
         self.llvm.inline_asm(&asm, &constraints, None, &args, true)?;
+        Ok(())
+    }
+}
+
+/// The `elemtype` code `tensormap.replace` takes for a tensor map of
+/// `kind` elements (the PTX ISA's numbering, which differs from the
+/// driver's `CUtensorMapDataType` from f64 on: f32.ftz sits between).
+/// 8-bit floats move as bytes, as host maps encode them.
+fn ptx_elemtype(kind: ScalarKind) -> Option<u32> {
+    Some(match kind {
+        ScalarKind::I8 | ScalarKind::U8 | ScalarKind::F8E4M3 | ScalarKind::F8E5M2 | ScalarKind::F8E4B15 | ScalarKind::F8E4B8
+        | ScalarKind::F8E5B16 => 0,
+        ScalarKind::I16 | ScalarKind::U16 => 1,
+        ScalarKind::U32 => 2,
+        ScalarKind::I32 => 3,
+        ScalarKind::U64 => 4,
+        ScalarKind::I64 => 5,
+        ScalarKind::F16 => 6,
+        ScalarKind::F32 => 7,
+        ScalarKind::F64 => 9,
+        ScalarKind::BF16 => 10,
+        ScalarKind::I1 => return None,
+    })
+}
+
+/// `tensormap.replace`'s `swizzle_mode` code for a swizzle span in bytes.
+fn ptx_swizzle_mode(bytes: i64) -> Option<u32> {
+    Some(match bytes {
+        0 => 0,
+        32 => 1,
+        64 => 2,
+        128 => 3,
+        _ => return None,
+    })
+}
+
+impl<'a, 'c> Lowering<'a, 'c> {
+    /// `tensormap_create`: this program's slot of the global scratch
+    /// (`scratch + (x + nx * (y + ny * z)) * per_program + slot * 128`) gets
+    /// a tensor map written by thread 0, the only thread that issues TMA
+    /// copies: zeroed with 16-byte stores, every field the driver's encoder
+    /// would set written with `tensormap.replace` (global address, rank,
+    /// box, extents, byte strides, element strides of 1, element type, no
+    /// interleave, swizzle, fill), then a tensormap-proxy release fence and
+    /// the acquire fence on the map's address, which also drops whatever
+    /// the TMA unit cached for that address from an earlier launch. The
+    /// result is the map's generic address, which the copies take.
+    pub(super) fn lower_tensormap_create(&mut self, op: Op) -> Result<()> {
+        if self.target.mma() != MmaSupport::V3 {
+            return Err(self.unsupported(op, "tensor maps are built on NVIDIA sm_90a only"));
+        }
+        let d = self.op(op);
+        let r = (d.operands.len() - 1) / 2;
+        let (scratch, base) = (d.operands[0], d.operands[1]);
+        let attrs = &d.attrs;
+        let slot = attrs.get("slot").and_then(Attr::as_int).unwrap_or(0) as u64;
+        let box_dims: Vec<i64> = attrs.get("box").and_then(Attr::as_int_array).unwrap_or(&[]).to_vec();
+        let swizzle = attrs.get("swizzle").and_then(Attr::as_int).and_then(ptx_swizzle_mode);
+        let swizzle = swizzle.ok_or_else(|| self.invalid(op, "swizzle must be 0, 32, 64 or 128 bytes"))?;
+        let nan = attrs.get("nan").and_then(Attr::as_bool) == Some(true);
+        let types = &self.module.types;
+        let elem = types.pointee(self.ty(base)).and_then(|e| types.scalar_kind(e));
+        let code = elem.and_then(ptx_elemtype).ok_or_else(|| self.invalid(op, "no TMA element type for this base"))?;
+        let eb = elem.map_or(1, |k| k.bits().div_ceil(8)) as u64;
+        let ValueDef::BlockArg(_, arg) = self.func.values[scratch].def else {
+            return Err(self.invalid(op, "operand 0 must be the kernel's global scratch argument"));
+        };
+        let per_program = self.func.arg_attrs.get(arg as usize).and_then(|a| a.get(GLOBAL_SCRATCH_ATTR)).and_then(Attr::as_int);
+        let per_program = per_program.ok_or_else(|| self.invalid(op, "operand 0 must be the kernel's global scratch argument"))? as u64;
+        let llvm = self.llvm;
+        let b = &llvm.builder;
+        let i64t = llvm.context.i64_type();
+        let wide = |v: IntValue<'c>| b.build_int_z_extend_or_bit_cast(v, i64t, "");
+        let (x, y, z) = (self.target.block_id(llvm, Axis::X)?, self.target.block_id(llvm, Axis::Y)?, self.target.block_id(llvm, Axis::Z)?);
+        let (nx, ny) = (self.target.num_blocks(llvm, Axis::X)?, self.target.num_blocks(llvm, Axis::Y)?);
+        let yz = b.build_int_add(wide(y)?, b.build_int_mul(wide(ny)?, wide(z)?, "")?, "")?;
+        let program = b.build_int_add(wide(x)?, b.build_int_mul(wide(nx)?, yz, "")?, "")?;
+        let offset = b.build_int_add(
+            b.build_int_mul(program, i64t.const_int(per_program, false), "")?,
+            i64t.const_int(slot * TENSORMAP_SLOT_BYTES as u64, false),
+            "",
+        )?;
+        let at = b.build_int_add(self.regs(scratch)?[0].into_int_value(), offset, "")?;
+        let base_reg = match self.regs(base)?[0] {
+            BasicValueEnum::PointerValue(p) => b.build_ptr_to_int(p, i64t, "")?,
+            v => v.into_int_value(),
+        };
+        let mut args: Vec<BasicValueEnum<'c>> = vec![self.tid.into(), at.into(), base_reg.into()];
+        // one branch around thread 0's work (per-instruction predicates
+        // made ptxas branch around each instruction)
+        // one instruction a line (the PTX reads as a listing); `g` is the
+        // map's global address
+        let mut asm: Vec<String> = [
+            "{ .reg .pred p; .reg .b64 g, z;",
+            "setp.ne.u32 p, $0, 0;",
+            "@p bra tensormap_done;",
+            "cvta.to.global.u64 g, $1;",
+            "mov.b64 z, 0;",
+        ]
+        .map(String::from)
+        .to_vec();
+        for i in 0..TENSORMAP_SLOT_BYTES / 16 {
+            asm.push(format!("st.global.v2.b64 [g+{}], {{z, z}};", 16 * i));
+        }
+        let field = |name: &str, ty: &str| format!("tensormap.replace.tile.{name}.global.b1024.{ty} [g],");
+        asm.push(format!("{} $2;", field("global_address", "b64")));
+        asm.push(format!("{} {};", field("rank", "b32"), r - 1));
+        // TMA numbers dimensions innermost first
+        for i in 0..r {
+            asm.push(format!("{} {i}, {};", field("box_dim", "b32"), box_dims.get(r - 1 - i).copied().unwrap_or(1)));
+        }
+        for i in 0..r {
+            let v = self.regs(self.op(op).operands[2 + r - 1 - i])?[0].into_int_value();
+            let v = if v.get_type().get_bit_width() == 32 { v } else { b.build_int_truncate(v, llvm.context.i32_type(), "")? };
+            asm.push(format!("{} {i}, ${};", field("global_dim", "b32"), args.len()));
+            args.push(v.into());
+        }
+        for i in 0..r - 1 {
+            let v = self.regs(self.op(op).operands[2 + r + (r - 2 - i)])?[0].into_int_value();
+            let bytes = b.build_int_mul(wide(v)?, i64t.const_int(eb, false), "")?;
+            asm.push(format!("{} {i}, ${};", field("global_stride", "b64"), args.len()));
+            args.push(bytes.into());
+        }
+        for i in 0..r {
+            asm.push(format!("{} {i}, 1;", field("element_stride", "b32")));
+        }
+        asm.push(format!("{} {code};", field("elemtype", "b32")));
+        asm.push(format!("{} 0;", field("interleave_layout", "b32")));
+        asm.push(format!("{} {swizzle};", field("swizzle_mode", "b32")));
+        asm.push(format!("{} {};", field("fill_mode", "b32"), nan as u32));
+        asm.push("fence.proxy.tensormap::generic.release.gpu;".into());
+        asm.push("fence.proxy.tensormap::generic.acquire.gpu [$1], 128;".into());
+        asm.push("tensormap_done: }".into());
+        let asm = asm.join("\n\t");
+        let mut constraints = String::from("r,l,l");
+        for a in &args[3..] {
+            constraints.push_str(if a.into_int_value().get_type().get_bit_width() == 32 { ",r" } else { ",l" });
+        }
+        constraints.push_str(",~{memory}");
+        self.llvm.inline_asm(&asm, &constraints, None, &args, true)?;
+        let res = self.op(op).results[0];
+        self.values.insert(res, vec![at.into()]);
         Ok(())
     }
 }

@@ -1,5 +1,6 @@
 //! tritium-codegen stages, each compiling the case's kernels (options
-//! `arch=` (default sm_90) and `warps=` (default 4)): `llvm-ir` (optimised
+//! `arch=` (default sm_90), `warps=` (default 4) and `tma_device=1` (TMA for
+//! device-side descriptors, whatever its default)): `llvm-ir` (optimised
 //! LLVM IR), `ptx`, `ptxas` (NVIDIA's assembler accepts the PTX; the output
 //! is each kernel's resource report; skipped visibly without ptxas),
 //! `allocation` (shared-memory buffers and call bases), `pipelined` (the
@@ -21,6 +22,7 @@ fn compile(input: &Input<'_>, step: &Step) -> Result<Result<CompiledPtx, Output>
     Ok(Options::new(arch(step), warps)
         .and_then(|mut options| {
             options.keep_pipelined = true;
+            options.tma_device |= step.option("tma_device") == Some("1");
             compile_ptx(&module, &options)
         })
         .map_err(|e| Output::Text(format!("error: {e}\n"))))

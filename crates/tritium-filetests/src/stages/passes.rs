@@ -25,9 +25,10 @@ verified!(dce, eliminate_dead_code);
 verified!(dot_acc, fuse_dot_accumulate);
 verified!(tma, claim_tma_with_axis_info);
 
-/// `claim_tma` as codegen runs it: offsets' alignment from axis info.
+/// `claim_tma` as codegen runs it: offsets' alignment from axis info;
+/// device-side descriptors included, whatever the default.
 fn claim_tma_with_axis_info(m: &mut Module) -> usize {
-    claim_tma(m, &tritium_codegen::offset_divisibility)
+    claim_tma(m, &tritium_codegen::offset_divisibility, true)
 }
 
 fn pipeline(m: &mut Module) -> Result<(), String> {

@@ -9,7 +9,7 @@ use crate::ops::Opcode;
 use crate::types::ScalarKind;
 
 use super::ops::Rule;
-use crate::ops::TENSORMAP_ATTR;
+use crate::ops::{GLOBAL_SCRATCH_ATTR, TENSORMAP_ATTR};
 use super::Checker;
 
 impl Checker<'_> {
@@ -113,16 +113,19 @@ impl Checker<'_> {
     /// op's own); `res` the loaded block when `opcode` is a load.
     fn tma_operands(&self, op: Op, first: usize, opcode: Opcode, ops: &[Type], res: &[Type]) -> Rule {
         let map = self.f.ops[op].operands[first];
-        let is_map_arg = match self.f.values[map].def {
+        let is_map = match self.f.values[map].def {
             crate::ValueDef::BlockArg(b, i) => {
                 b == self.f.entry_block()
                     && self.f.kernel
                     && self.f.arg_attrs.get(i as usize).and_then(|a| a.get(TENSORMAP_ATTR)).and_then(Attr::as_bool) == Some(true)
             }
-            _ => false,
+            crate::ValueDef::OpResult(d, _) => self.f.ops[d].opcode == Opcode::TensormapCreate,
         };
-        if !is_map_arg || self.kind(ops[0]) != Some(ScalarKind::I64) || self.m.types.is_tensor(ops[0]) {
-            return Err(format!("operand 0 must be an i64 kernel argument marked '{TENSORMAP_ATTR}', got {}", self.show(ops[0])));
+        if !is_map || self.kind(ops[0]) != Some(ScalarKind::I64) || self.m.types.is_tensor(ops[0]) {
+            return Err(format!(
+                "operand 0 must be an i64 kernel argument marked '{TENSORMAP_ATTR}' or a tensormap_create result, got {}",
+                self.show(ops[0])
+            ));
         }
         let inner = if opcode == Opcode::TmaLoad { Opcode::BlockLoad } else { Opcode::BlockStore };
         self.block_access(op, inner, &ops[1..], res)?;
@@ -133,6 +136,53 @@ impl Checker<'_> {
         }
         if ops[2 + 2 * r..2 + 3 * r].iter().any(|&t| self.m.types.is_tensor(t)) {
             return Err("a TMA access takes scalar offsets (a box), not per-row indices".to_string());
+        }
+        Ok(())
+    }
+
+    /// `tensormap_create(scratch, base, shapes..., strides...)`: the scratch
+    /// is the kernel's `global_scratch` argument, then a rank-r array as a
+    /// block op describes it without its last stride (r of 1 to 5), a box of r extents of 1 to 256,
+    /// a swizzle TMA has and an i64 result (the map's address).
+    pub(super) fn tensormap_create(&self, op: Op, ops: &[Type], res: &[Type]) -> Rule {
+        let types = &self.m.types;
+        let scratch = self.f.ops[op].operands[0];
+        let is_scratch = match self.f.values[scratch].def {
+            crate::ValueDef::BlockArg(b, i) => {
+                b == self.f.entry_block() && self.f.kernel && self.f.arg_attrs.get(i as usize).is_some_and(|a| a.contains_key(GLOBAL_SCRATCH_ATTR))
+            }
+            _ => false,
+        };
+        if !is_scratch || self.kind(ops[0]) != Some(ScalarKind::I64) || types.is_tensor(ops[0]) {
+            return Err(format!("operand 0 must be the i64 kernel argument marked '{GLOBAL_SCRATCH_ATTR}', got {}", self.show(ops[0])));
+        }
+        let n = ops.len() - 2;
+        let r = n.div_ceil(2);
+        if n % 2 != 1 || !(1..=5).contains(&r) {
+            return Err(format!("takes the scratch, a base, then r shapes and r - 1 strides (r of 1 to 5), got {} operands", ops.len()));
+        }
+        if types.pointee(ops[1]).is_none() || types.is_tensor(ops[1]) {
+            return Err(format!("base must be a scalar pointer, got {}", self.show(ops[1])));
+        }
+        for (d, &t) in ops[2..].iter().enumerate() {
+            if types.is_tensor(t) || !self.kind(t).is_some_and(|k| k.is_int() && matches!(k.bits(), 32 | 64)) {
+                let what = if d < r { format!("shape {d}") } else { format!("stride {}", d - r) };
+                return Err(format!("{what} must be an i32 or i64 scalar, got {}", self.show(t)));
+            }
+        }
+        let bx = self.attr(op, "box").and_then(Attr::as_int_array).unwrap_or(&[]);
+        if bx.len() != r || bx.iter().any(|&b| !(1..=256).contains(&b)) {
+            return Err(format!("box must list {r} extents of 1 to 256, got {bx:?}"));
+        }
+        let swizzle = self.attr(op, "swizzle").and_then(Attr::as_int).unwrap_or(-1);
+        if !matches!(swizzle, 0 | 32 | 64 | 128) {
+            return Err(format!("swizzle must be 0, 32, 64 or 128 bytes, got {swizzle}"));
+        }
+        if self.attr(op, "slot").and_then(Attr::as_int).is_none_or(|s| s < 0) {
+            return Err("slot must not be negative".to_string());
+        }
+        if self.kind(res[0]) != Some(ScalarKind::I64) || types.is_tensor(res[0]) {
+            return Err(format!("the result (the map's address) must be i64, got {}", self.show(res[0])));
         }
         Ok(())
     }

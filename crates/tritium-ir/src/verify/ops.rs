@@ -349,6 +349,7 @@ impl Checker<'_> {
             Opcode::InlineAsm => self.inline_asm(op, &ops, &res),
             Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic => self.block_access(op, opcode, &ops, &res),
             Opcode::TmaLoad | Opcode::TmaStore => self.tma_access(op, opcode, &ops, &res),
+            Opcode::TensormapCreate => self.tensormap_create(op, &ops, &res),
             Opcode::Assume => self.assume(&ops),
             Opcode::Gather => self.gather(op, &ops, &res),
             Opcode::Histogram => self.histogram(op, &ops, &res),

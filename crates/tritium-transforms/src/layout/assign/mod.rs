@@ -260,7 +260,9 @@ impl Assigner<'_> {
         let res0 = d.results.first().copied();
         let rank0 = res0.map(|r| self.rank(r)).unwrap_or(0);
         match d.opcode {
-            Opcode::Const | Opcode::Splat | Opcode::Arange | Opcode::ProgramId | Opcode::NumPrograms => {
+            // scalars (a device tensor map's address too)
+            Opcode::Const | Opcode::Splat | Opcode::Arange | Opcode::ProgramId | Opcode::NumPrograms
+            | Opcode::TensormapCreate => {
                 let l = res0.and_then(|r| self.canonical_of(r));
                 self.set_results(op, l);
             }
