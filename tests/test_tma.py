@@ -254,8 +254,8 @@ def test_metadata_tensormaps_are_checked():
 
 
 # -- device-side descriptors (tl.make_tensor_descriptor) ----------------------
-# Behind TRITIUM_TMA_DEVICE (off by default until tests/gpu/test_tma_gpu.py's
-# device tests have run on an H100): the kernel builds each tensor map in
+# TRITIUM_TMA_DEVICE (on by default since tests/gpu/test_tma_gpu.py's device
+# tests passed on an H100; =0 turns it off): the kernel builds each tensor map in
 # 128 bytes of the global scratch set_allocator provides, per program.
 
 @pytest.fixture
@@ -327,9 +327,11 @@ def test_device_descriptors_tma_cannot_prove_keep_the_masked_path(_device_tma):
 
 
 def test_device_descriptor_tma_follows_its_switches(monkeypatch):
-    # off by default (tritium_codegen::TMA_DEVICE_BY_DEFAULT) until run on a GPU;
+    # on by default (tritium_codegen::TMA_DEVICE_BY_DEFAULT), =0 turns it off;
     # TRITIUM_TMA=0 turns every TMA off
     monkeypatch.delenv("TRITIUM_TMA_DEVICE", raising=False)
+    assert _compile_device("fp16", [64, 64]).metadata["global_scratch"] == 256
+    monkeypatch.setenv("TRITIUM_TMA_DEVICE", "0")
     assert _compile_device("fp16", [64, 64]).metadata["global_scratch"] == 0
     monkeypatch.setenv("TRITIUM_TMA_DEVICE", "1")
     assert _compile_device("fp16", [64, 64]).metadata["global_scratch"] == 256

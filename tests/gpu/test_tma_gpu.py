@@ -4,7 +4,7 @@ hang over every edge (TMA fills what is outside with zeros or NaN, and
 stores nothing there), every swizzle and split boxes; the encoded-map cache;
 a matmul through descriptors (tutorial 09's shape, B as [K, N] and as
 [N, K] transposed), pipelined with 2-4 stages over 1..32 K iterations.
-Device-side descriptors (tl.make_tensor_descriptor, TRITIUM_TMA_DEVICE=1;
+Device-side descriptors (tl.make_tensor_descriptor, TRITIUM_TMA_DEVICE on;
 `-k device`): maps built by the kernel in set_allocator memory, boxes over
 every edge, the masked fallback, tutorial 09's persistent matmul."""
 from __future__ import annotations
@@ -202,7 +202,7 @@ def test_pipelined_descriptor_matmul_every_trip_count(stages, k):
 
 
 # -- device-side descriptors (tl.make_tensor_descriptor) ----------------------
-# With TRITIUM_TMA_DEVICE=1 the kernel builds each tensor map itself, in
+# With TRITIUM_TMA_DEVICE on (the default) the kernel builds each tensor map itself, in
 # 128 bytes per program of the global scratch the set_allocator allocator
 # gives the launch (tensormap.replace, then the tensormap-proxy fences); the
 # loads and stores then go through TMA as a host descriptor's do. Where the

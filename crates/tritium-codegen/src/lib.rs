@@ -34,8 +34,9 @@ pub const TMA_BY_DEFAULT: bool = true;
 /// Whether sm_90a also compiles device-side descriptors
 /// (`tl.make_tensor_descriptor`) to TMA, through tensor maps the kernel
 /// builds in its global scratch, when `TRITIUM_TMA_DEVICE` does not say.
-/// Off until the GPU tests (tests/gpu/test_tma_gpu.py -k device) have run.
-pub const TMA_DEVICE_BY_DEFAULT: bool = false;
+/// On since tests/gpu/test_tma_gpu.py -k device passed on an H100 (61
+/// tests: edges, padding, the masked fallback, persistent matmul).
+pub const TMA_DEVICE_BY_DEFAULT: bool = true;
 
 /// Options of one compilation.
 #[derive(Clone, Debug)]

@@ -4,8 +4,8 @@ in these kernels: device-side tensor descriptors on sm_90, whose TMA
 descriptors it writes into 128 bytes of global memory per program).
 
 tritium keeps the allocator with Triton's signature and per-context scope.
-A kernel that builds tensor maps on the device (sm_90a with
-`TRITIUM_TMA_DEVICE=1`: docs/architecture.md, "Device-side descriptors")
+A kernel that builds tensor maps on the device (sm_90a, unless
+`TRITIUM_TMA_DEVICE=0`: docs/architecture.md, "Device-side descriptors")
 has a `global_scratch` size per program in its metadata, and its launch
 calls `get_allocator()(size * programs, 128, stream)` as Triton does
 (`tritium-py/src/runtime.rs`); the error below is what such a launch
