@@ -19,7 +19,8 @@ LAYERS = {
     "_core": 0, "version": 0, "settings": 0, "errors": 0, "grid": 0, "language": 0,
     "compiler": 1, "interpreter": 1, "backends": 1,
     "runtime": 2, "nki": 2,
-    "compile": 3, "ast_source": 3, "tools": 3, "testing": 3, "knobs": 3, "as_triton": 3, "": 3,
+    "compile": 3, "ast_source": 3, "tools": 3, "testing": 3, "knobs": 3, "as_triton": 3, "profiler": 3, "_C": 3,
+    "": 3,
 }
 SIDE_BY_SIDE = {"compiler", "interpreter"}
 

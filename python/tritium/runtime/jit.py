@@ -18,7 +18,7 @@ from ..language.kernel_function import KernelFunction, register_maker
 from ..language.signature import arg_type, parse_signature, specialize
 from ..language.source import parse_function
 from ..settings import debug_requested, fp_fusion_requested, interpret_requested
-from . import driver
+from . import driver, launch_hooks
 from .compiled import warmup_compile
 from .dependencies import dependencies_digest
 from .launcher import launch as gpu_launch
@@ -73,9 +73,11 @@ class JITFunction(KernelInterface, KernelFunction):
     def _attach_fast(self) -> None:
         """Points `_fast` at the GPU launcher's Rust entry, if there is one.
         The entry never looks at `interpret`: it is detached while the kernel
-        runs in the interpreter and put back when it runs compiled again."""
+        runs in the interpreter, and while a profiler watches launches
+        (launch_hooks.py), and put back when it runs compiled again."""
         launcher = self.__dict__.get("_cuda_launcher")
-        self._fast = None if self._interpret else getattr(launcher, "fast", None)
+        detached = self._interpret or launch_hooks.hook is not None
+        self._fast = None if detached else getattr(launcher, "fast", None)
 
     def _param_index(self, d: Any) -> int:
         if isinstance(d, int) and 0 <= d < len(self.params):
@@ -186,6 +188,10 @@ class JITFunction(KernelInterface, KernelFunction):
         options, params = self._split_launch(kwargs)
         bound = self.bind_call(args, params)
         if interpreting:
+            hook = launch_hooks.hook
+            if hook is not None:
+                return hook.interpreted_launch(self, normalize_grid(grid, {**options, **bound}), bound,
+                                               lambda: runner.run_grid(self, grid, bound, **options))
             return runner.run_grid(self, grid, bound, **options)
         normalize_grid(grid, dict(bound))
         self.launch_ir(bound, options.get("debug"), options.get("enable_fp_fusion"))

@@ -11,7 +11,7 @@ from typing import Any
 from .. import _core
 from ..grid import normalize_grid
 from ..settings import fp_fusion_requested
-from . import driver
+from . import driver, launch_hooks
 from .compiled import compiled_for, compiled_many
 from .driver import torch_queries
 from .specialization import specializer
@@ -51,6 +51,12 @@ class Launcher:
         stream = options.get("stream")
         if stream is None:
             stream = queries[1](device) if queries is not None else 0
+        hook = launch_hooks.hook
+        if hook is not None:     # a profiler (launch_hooks.py); the Rust fast path is off meanwhile
+            stream = int(stream)
+            hook.gpu_launch(self.jit_fn, kernel, (gx, gy, gz), bound,
+                            lambda: kernel.launch(gx, gy, gz, stream, bound))
+            return kernel
         kernel.launch(gx, gy, gz, int(stream), bound)
         return kernel
 
@@ -150,5 +156,6 @@ def launcher_for(jit_fn: Any) -> Launcher:
     launcher = jit_fn.__dict__.get("_cuda_launcher")
     if launcher is None:
         launcher = jit_fn.__dict__["_cuda_launcher"] = Launcher(jit_fn)
+        launch_hooks.register(jit_fn)
         jit_fn._attach_fast()
     return launcher
