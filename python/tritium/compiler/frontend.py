@@ -193,12 +193,14 @@ class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin
             return self.call_noinline(node, callee, bound)
         if callee in self.ctx.call_stack:
             raise self.unsupported(node, f"recursive call to '{callee.__name__}' is not supported in kernels")
-        local_vars = {}
-        for name, value in bound.items():
-            if name in callee.constexpr_names and not is_static(value):
-                raise self.error(node, f"argument '{name}' of '{callee.__name__}' must be a constexpr, "
-                                       "got a runtime value")
-            local_vars[name] = core.constexpr(unwrap(value)) if name in callee.constexpr_names else value
+        # Triton decides by the argument, not the callee's annotation: a
+        # constant binds as a constexpr, a tensor or runtime scalar passed to
+        # a `tl.constexpr` parameter binds as the value it is (tutorial 06
+        # passes tl.arange results and a runtime N_CTX there); a use that
+        # needs a constant fails at that use
+        local_vars = {name: core.constexpr(unwrap(value))
+                      if name in callee.constexpr_names and _binds_constexpr(value) else value
+                      for name, value in bound.items()}
         gen = CodeGenerator(callee, self.ctx, local_vars)
         self.ctx.call_stack.append(callee)
         try:
@@ -215,7 +217,10 @@ class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin
             return noinline_calls.call_noinline(self, node, callee, bound)
         static, dynamic = [], []
         for name, value in bound.items():
-            if name in callee.constexpr_names or (is_static(value) and not is_number(value)):
+            # a static value specializes the callee (numbers only where the
+            # parameter says constexpr); a runtime value is an argument, also
+            # for a constexpr parameter (as Triton)
+            if is_static(value) and (name in callee.constexpr_names or not is_number(value)):
                 static.append((name, unwrap(value)))
             elif is_tensor(value) or is_number(value):
                 dynamic.append((name, to_tensor(value)))
@@ -260,6 +265,12 @@ class CodeGenerator(aggregates.AggregateMixin, ExpressionMixin, ControlFlowMixin
             raise
         finally:
             self.ctx.call_stack.pop()
+
+
+def _binds_constexpr(value: Any) -> bool:
+    # what a constexpr parameter of an inlined callee keeps as a constant:
+    # not a tensor, and no aggregate (whose fields may be tensors)
+    return is_static(value) and not contains_aggregate(value)
 
 
 def _store_form(value: Any) -> Any:

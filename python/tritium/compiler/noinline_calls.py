@@ -93,9 +93,10 @@ def call_noinline(gen: Any, node: ast.AST, callee: Any, bound: dict[str, Any]) -
     split = _Split()
     params = []
     for name, value in bound.items():
-        if name in callee.constexpr_names:
-            if not is_static(value) or contains_aggregate(value):
-                raise gen.error(node, f"argument '{name}' of '{callee.__name__}' must be a constexpr")
+        # a constant specializes a constexpr parameter; a runtime value or an
+        # aggregate there is an argument like any other (Triton decides by
+        # the value, not the annotation)
+        if name in callee.constexpr_names and is_static(value) and not contains_aggregate(value):
             params.append((name, ("static", core.constexpr(unwrap(value)))))
         else:
             params.append((name, split.enc(value)))
