@@ -19,6 +19,7 @@ COMPAT = Path(__file__).resolve().parents[1] / "benches" / "compat"
 sys.path.insert(0, str(COMPAT))
 
 import fetch_inputs  # noqa: E402
+import run_all  # noqa: E402
 import tutorials  # noqa: E402
 
 FAKE_SUITE = '''
@@ -109,3 +110,47 @@ def test_fetched_tutorials_match_their_pins() -> None:
     folder = COMPAT / "inputs" / "triton" / "python" / "tutorials"
     for name, pin in fetch_inputs.MANIFEST["tutorials"]["files"].items():
         assert fetch_inputs.git_blob_id((folder / name).read_bytes()) == pin["blob"], name
+
+
+SEEDED_TUTORIAL = """
+import random
+import numpy as np
+print("random", random.random())
+print("numpy", np.random.rand())
+print("file", __file__)
+"""
+
+
+def test_tutorials_relative_folder_runs_each_file_seeded(tmp_path: Path) -> None:
+    # a relative --tutorials is resolved once (run_one.py changes into the
+    # file's folder), and Python's and numpy's generators start at seed 0
+    folder = tmp_path / "a" / "tutorials"
+    folder.mkdir(parents=True)
+    (folder / "01-seeded.py").write_text(SEEDED_TUTORIAL)
+    logs = tmp_path / "logs"
+    out = subprocess.run([sys.executable, str(COMPAT / "tutorials.py"), "--tutorials", "a/tutorials", "--libs",
+                          "tritium", "--logs", "logs"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "| 01-seeded.py | pass" in out.stdout, out.stdout
+    log = (logs / "01-seeded.tritium.log").read_text()
+    import numpy as np
+    np.random.seed(0)
+    import random
+    assert f"random {random.Random(0).random()}" in log
+    assert f"numpy {np.random.rand()}" in log
+    assert f"file {folder / '01-seeded.py'}" in log
+
+
+def test_run_all_archives_every_log(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    (logs / "tutorials").mkdir(parents=True)
+    (logs / "tutorials.out").write_text("| tutorial |")
+    (logs / "tutorials" / "06-fused-attention.tritium.log").write_text("trace")
+    archive = run_all.archive_logs(logs)
+    run_all.archive_logs(logs)  # again: the archive never holds itself
+    assert archive == logs / "compat_logs.tar.gz"
+    with tarfile.open(archive) as tar:
+        assert sorted(tar.getnames()) == ["tutorials.out", "tutorials/06-fused-attention.tritium.log"]
+        assert tar.extractfile("tutorials/06-fused-attention.tritium.log").read() == b"trace"
+    assert (logs / "tutorials.out").read_text() == "| tutorial |"
+    assert not (logs / "compat_logs.tar.gz.part").exists()

@@ -11,6 +11,8 @@ machines without network. The tutorials run one after another, each under
 both libraries at once; the suites run all their pytest processes at once
 (suites.py --jobs). Nothing started after `--budget` seconds; a suite's
 pytest process is stopped at the budget and counted as far as it got.
+Every log (each run's full output and the two tables, `tutorials.out` and
+`suites.out`) ends up also in one archive, `LOGS/compat_logs.tar.gz`.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -54,6 +57,23 @@ def describe(env: dict) -> str:
         return r.stderr.strip()[-300:]
 
 
+ARCHIVE = "compat_logs.tar.gz"
+
+
+def archive_logs(logs: Path) -> Path:
+    """Every file under `logs` in one `logs/compat_logs.tar.gz` (names
+    relative to `logs`), for a machine that hands back only a few files; the
+    files stay where they are."""
+    out = logs / ARCHIVE
+    tmp = logs / (ARCHIVE + ".part")
+    with tarfile.open(tmp, "w:gz") as tar:
+        for p in sorted(logs.rglob("*")):
+            if p.is_file() and p not in (out, tmp):
+                tar.add(p, arcname=str(p.relative_to(logs)))
+    tmp.replace(out)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--inputs", default=str(HERE / "inputs"))
@@ -86,7 +106,8 @@ def main() -> int:
     for name, (proc, out) in procs.items():
         rc |= proc.wait()
         out.close()
-    print(f"run_all: {time.time() - start:.0f} s; full logs in {logs}\n")
+    archive = archive_logs(logs)
+    print(f"run_all: {time.time() - start:.0f} s; full logs in {logs}, all of them in {archive}\n")
     for name in parts:
         print(f"## {name}\n")
         print((logs / f"{name}.out").read_text())

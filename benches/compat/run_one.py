@@ -9,12 +9,15 @@ subprocess per file and library.
 seconds; the file itself is never edited. A benchmark's printed table (speeds,
 which differ from run to run) sits between `RUN_ONE: benchmark begins` and
 `RUN_ONE: benchmark ends` lines, so tutorials.py can compare the rest of the
-output between the two libraries. Prints `RUN_ONE: ok` (or the exception) last.
+output between the two libraries. Python's, numpy's and torch's random
+generators are seeded (0) before the file runs, so unseeded inputs are the
+same under both libraries. Prints `RUN_ONE: ok` (or the exception) last.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import runpy
 import sys
 import traceback
@@ -46,6 +49,24 @@ def _wrap_benchmarks(triton, quick: bool) -> None:
     testing.Mark.run = marked_run
 
 
+def seed_everything(seed: int = 0) -> None:
+    """The same random inputs under both libraries: tutorials draw unseeded
+    inputs (04 prints torch.randn/torch.rand values), so Python's, numpy's
+    and torch's generators (every device) start from `seed` before the file
+    runs, and the printed results compare the libraries' kernels."""
+    random.seed(seed)
+    try:
+        import numpy
+        numpy.random.seed(seed)
+    except ImportError:
+        pass
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.manual_seed(seed)   # also seeds every CUDA device
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", choices=("triton", "tritium"), required=True)
@@ -59,10 +80,12 @@ def main() -> int:
     import triton
     print(f"RUN_ONE: triton {triton.__version__} from {os.path.dirname(triton.__file__)}", flush=True)
     _wrap_benchmarks(triton, opts.quick)
-    sys.argv = [opts.file]
-    os.chdir(os.path.dirname(os.path.abspath(opts.file)) or ".")
+    path = os.path.abspath(opts.file)   # once, before the chdir below
+    sys.argv = [path]
+    os.chdir(os.path.dirname(path))
+    seed_everything()
     try:
-        runpy.run_path(opts.file, run_name="__main__")
+        runpy.run_path(path, run_name="__main__")
     except SystemExit as e:
         if e.code not in (None, 0):
             print(f"RUN_ONE: exit {e.code}", flush=True)

@@ -90,7 +90,8 @@ def main() -> int:
     ap.add_argument("--libs", default="triton,tritium")
     ap.add_argument("--logs", default="", help="folder for each run's full output")
     opts = ap.parse_args()
-    files = tutorial_files(Path(opts.tutorials), set(filter(None, opts.only.split(","))))
+    # absolute once: run_one.py changes into the file's folder
+    files = tutorial_files(Path(opts.tutorials).resolve(), set(filter(None, opts.only.split(","))))
     if not files:
         print(f"tutorials: no 01-09 files in {opts.tutorials} (run benches/compat/fetch_inputs.py)", file=sys.stderr)
         return 2
