@@ -294,3 +294,40 @@ def test_the_default_race_screens_all_and_times_finalists_longer(monkeypatch):
     assert sorted(b for b, _, _ in final) == [16, 32, 64]          # 128 lost the screen by far
     assert k.best_config.kwargs["BLOCK"] == 64
     assert {c.kwargs["BLOCK"]: t[0] for c, t in k.configs_timings.items()} == {16: 1.5, 32: 1.2, 64: 1.1, 128: 2.0}
+
+
+@triton.jit
+def desc_copy(src, dst, BM: tl.constexpr, BN: tl.constexpr):
+    dst.store([0, 0], src.load([0, 0]))
+
+
+def test_precompile_sees_each_configs_pre_hook_on_descriptor_copies(monkeypatch):
+    # tutorial 06: host descriptors are made with a dummy block shape and each
+    # config's pre_hook sets it; the batch compile ahead of timing must see
+    # every config's own shape (and leave the caller's descriptors alone)
+    from tritium.runtime import autotuner
+    from tritium.tools.tensor_descriptor import TensorDescriptor
+    seen = []
+
+    class FakeLauncher:
+        def precompile(self, calls):
+            seen.extend([(a[0].block_shape, a[1].block_shape, kw["BM"]) for a, kw in calls])
+            return [None] * len(calls)
+
+    monkeypatch.setattr(autotuner.driver, "available", lambda: True)
+    monkeypatch.setattr(autotuner, "launcher_for", lambda fn: FakeLauncher())
+
+    def hook(nargs):
+        nargs["src"].block_shape = [nargs["BM"], nargs["BN"]]
+        nargs["dst"].block_shape = [nargs["BM"], nargs["BN"]]
+
+    configs = [triton.Config({"BM": bm, "BN": bn}, pre_hook=hook) for bm, bn in ((64, 32), (128, 64))]
+    k = triton.autotune(configs, key=[])(desc_copy)
+    x = np.zeros((256, 256), np.float16)
+    src = TensorDescriptor(x, shape=[256, 256], strides=[256, 1], block_shape=[1, 1])
+    dst = TensorDescriptor(x, shape=[256, 256], strides=[256, 1], block_shape=[1, 1])
+    assert k._precompile(configs, (src, dst), {}) == {}
+    assert seen == [([64, 32], [64, 32], 64), ([128, 64], [128, 64], 128)]
+    assert src.block_shape == [1, 1] and dst.block_shape == [1, 1]
+    # without a descriptor argument the arguments are passed as they are
+    assert k._hooked_args(configs[0], (x, x), {}) == (x, x)

@@ -4,8 +4,9 @@ The first launch for a new value of the tuning key (the `key` arguments'
 values plus the dtypes of the arguments that have one) prunes the configs
 (`early_config_prune`, then `perf_model` + `top_k`), compiles every config
 left at once (runtime/driver.Launcher.precompile: one batch on the Rust
-compile pool), times them one by one (runtime/tuning.py: Triton's `do_bench`
-per config when `do_bench`, `warmup`, `rep` or `use_cuda_graph` are given,
+compile pool; a config's pre_hook runs first on copies of host
+TensorDescriptor arguments, whose block shape it may set), times them one
+by one (runtime/tuning.py: Triton's `do_bench` per config when `do_bench`, `warmup`, `rep` or `use_cuda_graph` are given,
 else a two-round race), and launches the fastest; later launches with that
 key reuse the choice. Around every timed call `reset_to_zero` arguments are
 zeroed and `restore_value` arguments put back, so a kernel that accumulates
@@ -19,6 +20,7 @@ Under the interpreter a config is timed by the wall clock (there is no
 device), which exercises the same path on the CPU."""
 from __future__ import annotations
 
+import copy
 import time
 import warnings
 from typing import Any, Callable
@@ -26,6 +28,7 @@ from typing import Any, Callable
 from .. import _core
 from ..language.errors import CompilationError
 from ..settings import interpret_requested
+from ..tools.tensor_descriptor import TensorDescriptor
 from . import bench, cache, driver, tuning
 from .compiled import current_target, warmup_many
 from .errors import AutotunerError, OutOfResources, PTXASError
@@ -291,14 +294,15 @@ class Autotuner(KernelInterface):
             return {}
         calls = []
         for c in configs:
+            call_args = self._hooked_args(c, args, kwargs)
             call_kwargs = {**kwargs, **c.all_kwargs()}
             inner = self.fn
             while inner is not jit_fn:          # heuristics between us and the kernel add their values
                 if not isinstance(inner, Heuristics):
                     return {}
-                call_kwargs = inner.with_values(args, call_kwargs)
+                call_kwargs = inner.with_values(call_args, call_kwargs)
                 inner = inner.fn
-            calls.append((args, call_kwargs))
+            calls.append((call_args, call_kwargs))
         results = launcher_for(jit_fn).precompile(calls)
         failed = {}
         for c, r in zip(configs, results):
@@ -307,6 +311,20 @@ class Autotuner(KernelInterface):
             elif isinstance(r, BaseException):
                 raise r
         return failed
+
+    def _hooked_args(self, config: Config, args: tuple, kwargs: dict) -> tuple:
+        """The arguments `config`'s timed call will see, for compiling it
+        ahead: a config's pre_hook may set the block shape of a host
+        TensorDescriptor argument (tutorial 06 sets each descriptor's
+        block_shape from BLOCK_M/BLOCK_N), which the kernel is specialized
+        on, so the hook runs here on copies of the descriptors (every config
+        its own); other arguments are passed as they are, as to the timed call."""
+        if config.pre_hook is None or not any(isinstance(a, TensorDescriptor) for a in args):
+            return args
+        full = {**{name: copy.copy(a) if isinstance(a, TensorDescriptor) else a
+                   for name, a in zip(self.arg_names, args)}, **kwargs, **config.all_kwargs()}
+        config.pre_hook(full)
+        return tuple(full[name] for name in self.arg_names[:len(args)])
 
     def warmup(self, *args: Any, **kwargs: Any) -> list[Any]:
         """Compiles every config left after pruning, all at once (one batch
