@@ -226,6 +226,70 @@ def test_tutorial_09_tile_pipelines_without_spills_or_serialized_wgmma(tmp_path)
     assert "C7515" not in r.stderr
 
 
+@triton.jit
+def attention_desc(q_desc, k_desc, v_desc, o_desc, n_ctx, scale, D: tl.constexpr, BM: tl.constexpr,
+                   BN: tl.constexpr, STAGES: tl.constexpr, V_T: tl.constexpr):
+    # flash attention's forward shape: q once, then K (read transposed) and V
+    # tiles through descriptor loads in a pipelined loop, two dots each
+    row0 = tl.program_id(1) * n_ctx
+    q = q_desc.load([row0 + tl.program_id(0) * BM, 0])
+    m = tl.full([BM], float("-inf"), tl.float32)
+    l = tl.zeros([BM], tl.float32)
+    acc = tl.zeros([BM, D], tl.float32)
+    for n in tl.range(0, n_ctx, BN, num_stages=STAGES):
+        s = tl.dot(q, k_desc.load([row0 + n, 0]).T) * scale
+        m_new = tl.maximum(m, tl.max(s, 1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m - m_new)
+        l = l * alpha + tl.sum(p, 1)
+        if V_T:
+            v = v_desc.load([0, row0 + n]).T
+        else:
+            v = v_desc.load([row0 + n, 0])
+        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+        m = m_new
+    o_desc.store([row0 + tl.program_id(0) * BM, 0], (acc / l[:, None]).to(o_desc.dtype))
+
+
+def wgmma_b_steps(ptx: str) -> list:
+    """(B's transpose immediate, offsets of B's descriptors from the first in
+    16-byte units) per wgmma B tile base, for 16-bit operands: the descriptors
+    are a base register plus constants (`or`/`add`), one per k-step."""
+    defs = {m[1]: (m[2], int(m[3])) for m in re.finditer(r"(?:or|add)\.[bs]64\s+(%rd\d+), (%rd\d+), (\d+);", ptx)}
+    steps: dict = {}
+    for m in re.finditer(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.b?f16\.b?f16 \{[^}]*\}, "
+                         r"(?:\{[^}]*\}|%rd\d+), (%rd\d+), %p\d+, ([^;]*);", ptx):
+        reg, off = m[1], 0
+        while reg in defs:
+            reg, off = defs[reg][0], off + defs[reg][1]
+        steps.setdefault((reg, int(m[2].split(",")[-1])), set()).add(off)
+    return sorted((t, [o - min(v) for o in sorted(v)]) for (_, t), v in steps.items())
+
+
+@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("v_t", [False, True])
+def test_attention_through_descriptors_reads_k_transposed(D, v_t, tmp_path):
+    # tutorial 06's forward (BLOCK_M 128, BLOCK_N 64, 2 stages): K's [64, D]
+    # stages are read transposed (K-major B: k-steps 32 bytes apart in each
+    # 128-byte row, a second 64-column block 64 rows x 128 bytes = 512 units
+    # on), V's plain (MN-major: k-steps 16 rows = 128 units apart) or, as
+    # [D, 64] boxes, transposed too. With D = 64 a transposed stage has the
+    # stage's own dims, and the dot read it untransposed (K's steps were
+    # 16 rows apart: a silent wrong answer on the H100)
+    vb = f"[{D}, 64]" if v_t else f"[64, {D}]"
+    # n_ctx divisible by 16 (specialized so at launch): V_T's column offsets are 16-byte aligned
+    ck = triton.compile(attention_desc, signature=f"q_desc=tensordesc<fp16[128, {D}]>,k_desc=tensordesc<fp16[64, {D}]>,"
+                        f"v_desc=tensordesc<fp16{vb}>,o_desc=tensordesc<fp16[128, {D}]>,n_ctx=i32,scale=fp32",
+                        constexprs=dict(D=D, BM=128, BN=64, STAGES=2, V_T=v_t), attrs={"divisibility": ["n_ctx"]},
+                        target="cuda:90")
+    ptx = ck.asm["ptx"]
+    assert ptx.count("tma_ring_wait:") == 1    # K and V staged by TMA in one ring
+    k_steps = (0, [0, 2, 4, 6] if D == 64 else [0, 2, 4, 6, 512, 514, 516, 518])
+    v_steps = (0, [0, 2, 4, 6]) if v_t else (1, [0, 128, 256, 384])
+    assert wgmma_b_steps(ptx) == sorted([k_steps, v_steps])
+    ptxas(ptx, "sm_90a", tmp_path)
+
+
 def test_matmul_through_descriptors_without_tma_has_no_barriers(monkeypatch):
     monkeypatch.setenv("TRITIUM_TMA", "0")
     ck = _compile(matmul_desc, "a_desc=tensordesc<fp16[128, 64]>,b_desc=tensordesc<fp16[64, 128]>,"

@@ -3,7 +3,8 @@ tensor maps, compared with the interpreter on the same inputs: boxes that
 hang over every edge (TMA fills what is outside with zeros or NaN, and
 stores nothing there), every swizzle and split boxes; the encoded-map cache;
 a matmul through descriptors (tutorial 09's shape, B as [K, N] and as
-[N, K] transposed), pipelined with 2-4 stages over 1..32 K iterations.
+[N, K] transposed), pipelined with 2-4 stages over 1..32 K iterations;
+flash attention's forward (tutorial 06's pattern, square K tiles included).
 Device-side descriptors (tl.make_tensor_descriptor, TRITIUM_TMA_DEVICE on;
 `-k device`): maps built by the kernel in set_allocator memory, boxes over
 every edge, the masked fallback, tutorial 09's persistent matmul."""
@@ -24,6 +25,7 @@ from tritium.runtime._allocation import NullAllocator
 from tritium.tools.tensor_descriptor import TensorDescriptor
 
 from compiled_vs_interpreted import interpreted
+from test_tma import attention_desc
 
 pytestmark = pytest.mark.gpu
 
@@ -199,6 +201,34 @@ def test_pipelined_descriptor_matmul_every_trip_count(stages, k):
     matmul_desc_staged[grid](TensorDescriptor.from_tensor(a, [BM, BK]), TensorDescriptor.from_tensor(b, [BN, BK]),
                              TensorDescriptor.from_tensor(c, [BM, BN]), k, BM=BM, BN=BN, BK=BK, STAGES=stages)
     torch.testing.assert_close(c, (a.float() @ b.float().T).to(torch.float16), rtol=2e-2, atol=1e-1)
+
+
+def attention_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, heads: int, scale: float) -> torch.Tensor:
+    qh, kh, vh = (t.float().reshape(heads, -1, t.shape[-1]) for t in (q, k, v))
+    p = torch.softmax(qh @ kh.transpose(1, 2) * scale, -1)
+    return (p.half().float() @ vh).reshape(q.shape).half()
+
+
+@pytest.mark.parametrize("D,BN,warps", [(64, 64, 4), (64, 32, 4), (128, 64, 4), (128, 128, 8)])
+@pytest.mark.parametrize("v_t", [False, True])
+@pytest.mark.parametrize("stages", [2, 3])
+def test_attention_through_descriptors(D, BN, warps, v_t, stages):
+    # tutorial 06's forward pattern (test_tma.py's kernel): q once, K read
+    # transposed and V through pipelined descriptor loads; square K tiles
+    # ([64, 64], [128, 128]) were read untransposed before the fix
+    heads, n_ctx, BM = 2, 512, 128
+    q, k, v = (torch.empty(heads * n_ctx, D, device="cuda", dtype=torch.float16).normal_(0, 0.5) for _ in range(3))
+    o = torch.empty_like(q)
+    scale = 0.5
+    if v_t:
+        vt = v.t().contiguous()
+        v_desc = TensorDescriptor.from_tensor(vt, [D, BN])
+    else:
+        v_desc = TensorDescriptor.from_tensor(v, [BN, D])
+    attention_desc[(n_ctx // BM, heads)](TensorDescriptor.from_tensor(q, [BM, D]), TensorDescriptor.from_tensor(k, [BN, D]),
+                                         v_desc, TensorDescriptor.from_tensor(o, [BM, D]), n_ctx, scale * 1.4426950408889634,
+                                         D=D, BM=BM, BN=BN, STAGES=stages, V_T=v_t, num_warps=warps)
+    torch.testing.assert_close(o, attention_reference(q, k, v, heads, scale), rtol=1e-2, atol=1e-2)
 
 
 # -- device-side descriptors (tl.make_tensor_descriptor) ----------------------

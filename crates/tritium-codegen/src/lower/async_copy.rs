@@ -51,14 +51,15 @@ impl<'a, 'c> Lowering<'a, 'c> {
         }
         let (buf, stage) = (d.operands[0], d.operands[1]);
         let mut at = self.stage_of(op, buf, self.regs(stage)?[0].into_int_value())?;
-        // a transposed view reads the same bytes through its own layout
-        let dims = self.module.types.dims(self.ty(v)).to_vec();
-        if dims != self.module.types.dims(self.ty(buf))[1..] {
-            let Some(Layout::Shared(layout)) = self.layouts.of(v) else {
-                return Err(CodegenError::Internal(format!("view %{} is not in shared memory", v.0)));
-            };
-            at.bases = layout.bases(&dims);
-        }
+        // a view reads the stage's bytes through its own layout, which for a
+        // transposed view (`desc.load(...).T` staged by TMA) is the stage's
+        // layout transposed. Its dims cannot tell: a square tile's transpose
+        // has the stage's dims (tutorial 06 with HEAD_DIM = 64 read K's
+        // [64, 64] stages untransposed, a silent wrong answer)
+        let Some(Layout::Shared(layout)) = self.layouts.of(v) else {
+            return Err(CodegenError::Internal(format!("view %{} is not in shared memory", v.0)));
+        };
+        at.bases = layout.bases(self.module.types.dims(self.ty(v)));
         Ok(Some(at))
     }
 
