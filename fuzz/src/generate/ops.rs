@@ -75,10 +75,11 @@ impl Gen<'_, '_, '_> {
             | Opcode::DotWait | Opcode::MbarrierInit | Opcode::MbarrierWait | Opcode::MbarrierInval => {
                 self.staging(block, opcode)
             }
-            // TMA ops need a kernel's `tensormap` argument, which only
-            // claim_tma makes (from host-descriptor arguments); they are
-            // reached through the codegen targets' own runs of that pass
-            Opcode::TmaLoad | Opcode::TmaStore | Opcode::TmaCopy => self.constant(block),
+            // TMA ops need a tensor map: a kernel's `tensormap` argument
+            // (host descriptors) or a `tensormap_create` in its global
+            // scratch (device descriptors), which only claim_tma makes; they
+            // are reached through the codegen targets' own runs of that pass
+            Opcode::TmaLoad | Opcode::TmaStore | Opcode::TmaCopy | Opcode::TensormapCreate => self.constant(block),
             // region ops past the nesting cap; terminators end blocks, made by
             // `region` and `function`
             Opcode::Reduce
