@@ -90,6 +90,27 @@ def test_descriptor_properties():
     assert out.tolist() == [6, 12, 12, 1]
 
 
+def test_host_descriptor_of_a_reinterpreted_array():
+    # fp8 data held as uint8 NumPy storage (tutorial 09's fp8 descriptors
+    # without torch): the wrapper answers stride()/dim()/numel() from the
+    # array (its strides were torch-only: AttributeError before)
+    x = aligned((6, 32), np.uint8, fill=np.arange(192).reshape(6, 32) % 120)
+    y = aligned((6, 32), np.uint8)
+    xw, yw = triton.reinterpret(x, tl.float8e4nv), triton.reinterpret(y, tl.float8e4nv)
+    assert xw.stride() == (32, 1) and xw.stride(0) == 32 and xw.dim() == 2 and xw.numel() == 192
+    assert triton.reinterpret(x[:, ::2], tl.float8e4nv).stride() == (32, 2)
+    src = TensorDescriptor.from_tensor(xw, [8, 16])
+    assert src.strides == [32, 1] and src.base.dtype is tl.float8e4nv
+    _host_copy_same[(1, 2)](src, TensorDescriptor.from_tensor(yw, [8, 16]), BM=8, BN=16)
+    np.testing.assert_array_equal(y, x)
+
+
+@interp
+def _host_copy_same(src, dst, BM: tl.constexpr, BN: tl.constexpr):
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    dst.store([pm * BM, pn * BN], src.load([pm * BM, pn * BN]))
+
+
 @interp
 def _atomics(d, BM: tl.constexpr, BN: tl.constexpr):
     d.atomic_add([0, 0], tl.full((BM, BN), 1, tl.int32))

@@ -52,16 +52,24 @@ class TensorWrapper:
         return tensor_address(self.base)
 
     def stride(self, *args: Any) -> Any:
-        return self.base.stride(*args)
+        """The base's strides in its own elements (a NumPy base's byte strides
+        divided by its itemsize), as torch's `stride()` gives them."""
+        stride = getattr(self.base, "stride", None)
+        if callable(stride):
+            return stride(*args)
+        strides = tuple(s // self.base.itemsize for s in self.base.strides)
+        return strides[args[0]] if args else strides
 
     def element_size(self) -> int:
         return self.dtype.primitive_bitwidth // 8
 
     def numel(self) -> int:
+        if not callable(getattr(self.base, "numel", None)):     # NumPy
+            return self.base.size * self.base.itemsize // self.element_size()
         return self.base.numel() * self.base.element_size() // self.element_size()
 
     def dim(self) -> int:
-        return self.base.dim()
+        return self.base.dim() if callable(getattr(self.base, "dim", None)) else self.base.ndim
 
     def cpu(self) -> "TensorWrapper":
         return TensorWrapper(self.base.cpu(), self.dtype)
