@@ -455,3 +455,38 @@ def test_metadata_global_scratch_is_checked():
     for bad in (-128, 1.5, "256", None):
         with pytest.raises(ValueError, match="bad global_scratch"):
             _check_metadata({**meta, "global_scratch": bad})
+
+
+@triton.jit
+def matmul_desc_subtiled(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # tutorial 09's EPILOGUE_SUBTILE: the [BM, BN] accumulator stored as two
+    # [BM, BN/2] halves through reshape, permute and split
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK), num_stages=3):
+        acc = tl.dot(a_desc.load([tl.program_id(0) * BM, k * BK]), b_desc.load([tl.program_id(1) * BN, k * BK]).T, acc)
+    h0, h1 = tl.split(tl.permute(tl.reshape(acc, (BM, 2, BN // 2)), (0, 2, 1)))
+    c_desc.store([tl.program_id(0) * BM, tl.program_id(1) * BN], h0.to(c_desc.dtype))
+    c_desc.store([tl.program_id(0) * BM, tl.program_id(1) * BN + BN // 2], h1.to(c_desc.dtype))
+
+
+def shared_loads(ptx: str) -> int:
+    """Elements one thread reads from shared memory with ld.shared (vectors counted)."""
+    return sum(int(m[1] or 1) for m in re.finditer(r"\bld\.shared(?:\.v(\d))?\.", ptx))
+
+
+@pytest.mark.parametrize("bn,warps", [(128, 8), (128, 4), (256, 8)])
+def test_subtiled_epilogue_reads_each_element_once_per_step(bn, warps, tmp_path):
+    # the accumulator leaves the wgmma layout once (reshape's blocked operand),
+    # reshape and split each read every element once; split's permuted
+    # operand was put in the [BM, 2, BN/2] canonical layout, which replicates
+    # 32x over [BM, BN/2, 2] (2048 registers a thread at 128 x 128, 8 warps:
+    # ptxas spilled 16 KB, 255 registers)
+    ck = triton.compile(matmul_desc_subtiled, signature=f"a_desc=tensordesc<fp16[128, 64]>,b_desc=tensordesc<fp16[{bn}, 64]>,"
+                        f"c_desc=tensordesc<fp16[128, {bn // 2}]>,K=i32", target="cuda:90", num_warps=warps,
+                        constexprs=dict(BM=128, BN=bn, BK=64))
+    ptx = ck.asm["ptx"]
+    per_thread = 128 * bn // (warps * 32)
+    assert shared_loads(ptx) == 3 * per_thread
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 2 * (bn // 2 // 64)
+    assert ck.metadata["spills"] == 0 or ck.metadata["ptxas"] is None
+    ptxas(ptx, "sm_90a", tmp_path)
