@@ -27,8 +27,8 @@ from typing import Any, Callable
 
 from .. import _core
 from ..language.errors import CompilationError
+from ..language.signature import is_tensor_descriptor
 from ..settings import interpret_requested
-from ..tools.tensor_descriptor import TensorDescriptor
 from . import bench, cache, driver, tuning
 from .compiled import current_target, warmup_many
 from .errors import AutotunerError, OutOfResources, PTXASError
@@ -319,9 +319,9 @@ class Autotuner(KernelInterface):
         block_shape from BLOCK_M/BLOCK_N), which the kernel is specialized
         on, so the hook runs here on copies of the descriptors (every config
         its own); other arguments are passed as they are, as to the timed call."""
-        if config.pre_hook is None or not any(isinstance(a, TensorDescriptor) for a in args):
+        if config.pre_hook is None or not any(is_tensor_descriptor(a) for a in args):
             return args
-        full = {**{name: copy.copy(a) if isinstance(a, TensorDescriptor) else a
+        full = {**{name: copy.copy(a) if is_tensor_descriptor(a) else a
                    for name, a in zip(self.arg_names, args)}, **kwargs, **config.all_kwargs()}
         config.pre_hook(full)
         return tuple(full[name] for name in self.arg_names[:len(args)])
