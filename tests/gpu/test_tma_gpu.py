@@ -4,8 +4,7 @@ hang over every edge (TMA fills what is outside with zeros or NaN, and
 stores nothing there), every swizzle and split boxes; the encoded-map cache;
 a matmul through descriptors (tutorial 09's shape, B as [K, N] and as
 [N, K] transposed), pipelined with 2-4 stages over 1..32 K iterations;
-flash attention's forward (tutorial 06's pattern, square K tiles included);
-tutorial 09's subtiled epilogue (reshape, permute, split, two half stores).
+flash attention's forward (tutorial 06's pattern, square K tiles included).
 Device-side descriptors (tl.make_tensor_descriptor, TRITIUM_TMA_DEVICE on;
 `-k device`): maps built by the kernel in set_allocator memory, boxes over
 every edge, the masked fallback, tutorial 09's persistent matmul."""
@@ -26,7 +25,7 @@ from tritium.runtime._allocation import NullAllocator
 from tritium.tools.tensor_descriptor import TensorDescriptor
 
 from compiled_vs_interpreted import interpreted
-from test_tma import attention_desc, matmul_desc_subtiled
+from test_tma import attention_desc
 
 pytestmark = pytest.mark.gpu
 
@@ -378,26 +377,3 @@ def test_persistent_matmul_through_device_descriptors(device_tma, M, N, K, maps,
     persistent_matmul_device_desc[grid](a, b, c, M, N, K, num_warps=8, num_stages=3, **consts)
     want = (a.float() @ b.float().T).to(dtype)
     torch.testing.assert_close(c, want, rtol=2e-2, atol=1e-1)
-
-
-@pytest.mark.parametrize("bn,warps", [(128, 8), (128, 4), (256, 8)])
-@pytest.mark.parametrize("persistent", [False, True])
-def test_subtiled_epilogue(bn, warps, persistent):
-    # tutorial 09's EPILOGUE_SUBTILE after the split layout and pinned scratch
-    # addresses changed (tests/test_tma.py checks the PTX). The kernel walks
-    # row tiles pid, pid + 132, ...: persistent, 2 programs a column over 134
-    # row tiles write tiles 0, 1, 132 and 133; else 5 programs, one tile each
-    tiles = 134 if persistent else 5
-    M, N, K = tiles * 128, 2 * bn, 200
-    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
-    b = torch.randn(N, K, device="cuda", dtype=torch.float16)
-    c = torch.full((M, N), -1.0, device="cuda", dtype=torch.float16)
-    descs = (TensorDescriptor.from_tensor(a, [128, 64]), TensorDescriptor.from_tensor(b, [bn, 64]),
-             TensorDescriptor.from_tensor(c, [128, bn // 2]))
-    grid = (2 if persistent else tiles, N // bn)
-    matmul_desc_subtiled[grid](*descs, K, tiles, BM=128, BN=bn, BK=64, PERSISTENT=persistent, num_warps=warps)
-    want = torch.full((M, N), -1.0, device="cuda")
-    done = [0, 1, 132, 133] if persistent else range(tiles)
-    for t in done:
-        want[t * 128:(t + 1) * 128] = a[t * 128:(t + 1) * 128].float() @ b.float().T
-    torch.testing.assert_close(c.float(), want, rtol=2e-2, atol=1e-1)

@@ -271,12 +271,6 @@ impl<'a, 'c> Lowering<'a, 'c> {
     ) -> Result<Vec<Regs<'c>>> {
         let total: u32 = if stored.is_empty() { srcs.iter().map(|(l, _)| l.numel()).sum() } else { stored.iter().product() };
         let base = self.scratch_begin(op, total * eb)?;
-        // the scratch addresses depend on the thread id alone: from a pinned
-        // copy of it they are computed here, not hoisted out of an enclosing
-        // loop and held in registers across it (tutorial 09's persistent
-        // tile loop: 208 registers instead of 128 with 8 warps, spills at 4)
-        let tid = self.tid;
-        self.tid = self.target.pinned_copy(self.llvm, tid)?;
         let mut prefix = 0;
         for (l, regs) in srcs {
             let thread = self.thread_coords(l)?;
@@ -300,7 +294,6 @@ impl<'a, 'c> Lowering<'a, 'c> {
             }
             out.push(regs);
         }
-        self.tid = tid;
         self.scratch_done();
         Ok(out)
     }

@@ -315,12 +315,6 @@ pub trait Target {
     fn shuffle_xor<'c>(&self, llvm: &Llvm<'c>, value: IntValue<'c>, lane_mask: u32) -> Result<IntValue<'c>>;
     /// Warp shuffle of an i32: every lane receives `value` from lane `src_lane`.
     fn shuffle_idx<'c>(&self, llvm: &Llvm<'c>, value: IntValue<'c>, src_lane: IntValue<'c>) -> Result<IntValue<'c>>;
-    /// `value`, through an instruction LLVM may not move out of a loop: what
-    /// is computed from it stays where it is used instead of being hoisted
-    /// (and kept live in registers) across an enclosing loop.
-    fn pinned_copy<'c>(&self, _llvm: &Llvm<'c>, value: IntValue<'c>) -> Result<IntValue<'c>> {
-        Ok(value)
-    }
 
     /// Loads `access` from global `addr` when `pred` (None = always); lanes
     /// whose predicate is false get `other` (one word each; None = zeros).

@@ -267,10 +267,6 @@ impl Target for Nvptx {
         let args = [i32t.const_all_ones().into(), value.into(), src_lane.into(), i32t.const_int(0x1f, false).into()];
         Ok(llvm.call_intrinsic("llvm.nvvm.shfl.sync.idx.i32", &[], &args)?.into_int_value())
     }
-    fn pinned_copy<'c>(&self, llvm: &Llvm<'c>, value: IntValue<'c>) -> Result<IntValue<'c>> {
-        let v = llvm.inline_asm("mov.b32 $0, $1;", "=r,r", Some(value.get_type().into()), &[value.into()], true)?;
-        v.map(|v| v.into_int_value()).ok_or_else(|| CodegenError::Internal("pinned_copy: asm gave no value".into()))
-    }
 
     fn load_global<'c>(
         &self,

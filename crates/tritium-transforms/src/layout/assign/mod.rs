@@ -319,9 +319,8 @@ impl Assigner<'_> {
             }
             // block memory ops are expanded before layouts are assigned (run_passes)
             Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Print | Opcode::Assert | Opcode::Reshape | Opcode::Join
-            | Opcode::Cat | Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic
+            | Opcode::Split | Opcode::Cat | Opcode::BlockLoad | Opcode::BlockStore | Opcode::BlockAtomic
             | Opcode::Assume | Opcode::Gather | Opcode::Histogram => self.all_canonical(b, op),
-            Opcode::Split => self.split(b, op),
             Opcode::Reduce | Opcode::Scan => {
                 let first = d.operands[0];
                 let mut l = self.layout(first).filter(|l| !l.is_shared());
@@ -421,42 +420,6 @@ impl Assigner<'_> {
             let l = self.canonical_of(r);
             self.set(r, l);
         }
-    }
-
-    /// `split` goes through shared memory (codegen's gather), which reads a
-    /// source in any blocked layout: a blocked operand stays as it is, and
-    /// each result gets a layout that fits its own shape. The canonical ones
-    /// are sized for the rank's biggest tensor and can replicate many times
-    /// over another shape of that rank: tutorial 09's epilogue subtiling
-    /// (`[M, N]` reshaped to `[M, 2, N/2]`, permuted to `[M, N/2, 2]`, split)
-    /// put the permuted operand in the `[M, 2, N/2]` canonical layout, 2048
-    /// registers a thread for 64 elements at M = N = 128 with 8 warps.
-    fn split(&mut self, b: Block, op: Op) {
-        let d = self.f.ops[op].clone();
-        let src = d.operands[0];
-        if !matches!(self.layout(src), Some(Layout::Blocked(_))) {
-            let l = self.fitting_of(src);
-            self.want(b, op, 0, l);
-        }
-        for &r in &d.results {
-            let l = self.fitting_of(r);
-            self.set(r, l);
-        }
-    }
-
-    /// The canonical layout of `v`'s rank when it covers `v`'s shape without
-    /// replicating, else a blocked layout made for the shape.
-    fn fitting_of(&self, v: Value) -> Option<Layout> {
-        let canon = self.canonical_of(v)?;
-        let ty = self.f.value_type(v);
-        let dims = self.types.dims(ty).to_vec();
-        if let Layout::Blocked(c) = &canon {
-            if c.rank() == dims.len() && dims.iter().enumerate().all(|(i, &n)| c.cover(i) <= n) {
-                return Some(canon);
-            }
-        }
-        let eb = self.types.scalar_kind(ty).map(|k| k.bits().div_ceil(8)).unwrap_or(4);
-        Some(Layout::Blocked(Blocked::for_shape(&dims, eb, self.opts.num_warps, self.opts.warp_size, self.opts.max_access_bytes)))
     }
 
     /// Makes each tensor operand of `op` that is among `operands` be in `l`.
