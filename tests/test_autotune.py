@@ -330,4 +330,39 @@ def test_precompile_sees_each_configs_pre_hook_on_descriptor_copies(monkeypatch)
     assert seen == [([64, 32], [64, 32], 64), ([128, 64], [128, 64], 128)]
     assert src.block_shape == [1, 1] and dst.block_shape == [1, 1]
     # without a descriptor argument the arguments are passed as they are
-    assert k._hooked_args(configs[0], (x, x), {}) == (x, x)
+    assert k._hooked_args(configs[0], (x, x), {}) == ((x, x), {})
+
+
+def test_precompile_runs_pre_hook_on_descriptors_passed_by_keyword(monkeypatch):
+    # the same with the descriptors as keyword arguments: the batch compile
+    # saw the caller's [1, 1] blocks (every config would fail and be skipped)
+    from tritium.runtime import autotuner
+    from tritium.tools.tensor_descriptor import TensorDescriptor
+    seen = []
+
+    class FakeLauncher:
+        def precompile(self, calls):
+            for a, kw in calls:
+                given = {**dict(zip(("src", "dst"), a)), **kw}
+                seen.append((given["src"].block_shape, given["dst"].block_shape, kw["BM"]))
+            return [None] * len(calls)
+
+    monkeypatch.setattr(autotuner.driver, "available", lambda: True)
+    monkeypatch.setattr(autotuner, "launcher_for", lambda fn: FakeLauncher())
+
+    def hook(nargs):
+        nargs["src"].block_shape = [nargs["BM"], nargs["BN"]]
+        nargs["dst"].block_shape = [nargs["BM"], nargs["BN"]]
+
+    configs = [triton.Config({"BM": bm, "BN": bn}, pre_hook=hook) for bm, bn in ((64, 32), (128, 64))]
+    configs.append(triton.Config({"BM": 16, "BN": 16}))      # no pre_hook: the caller's descriptors as given
+    k = triton.autotune(configs, key=[])(desc_copy)
+    x = np.zeros((256, 256), np.float16)
+    src = TensorDescriptor(x, shape=[256, 256], strides=[256, 1], block_shape=[16, 16])
+    dst = TensorDescriptor(x, shape=[256, 256], strides=[256, 1], block_shape=[16, 16])
+    assert k._precompile(configs, (src,), {"dst": dst}) == {}
+    assert seen == [([64, 32], [64, 32], 64), ([128, 64], [128, 64], 128), ([16, 16], [16, 16], 16)]
+    seen.clear()
+    assert k._precompile(configs, (), {"src": src, "dst": dst}) == {}
+    assert seen == [([64, 32], [64, 32], 64), ([128, 64], [128, 64], 128), ([16, 16], [16, 16], 16)]
+    assert src.block_shape == [16, 16] and dst.block_shape == [16, 16]

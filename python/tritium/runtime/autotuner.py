@@ -294,8 +294,8 @@ class Autotuner(KernelInterface):
             return {}
         calls = []
         for c in configs:
-            call_args = self._hooked_args(c, args, kwargs)
-            call_kwargs = {**kwargs, **c.all_kwargs()}
+            call_args, hooked_kwargs = self._hooked_args(c, args, kwargs)
+            call_kwargs = {**hooked_kwargs, **c.all_kwargs()}
             inner = self.fn
             while inner is not jit_fn:          # heuristics between us and the kernel add their values
                 if not isinstance(inner, Heuristics):
@@ -312,19 +312,23 @@ class Autotuner(KernelInterface):
                 raise r
         return failed
 
-    def _hooked_args(self, config: Config, args: tuple, kwargs: dict) -> tuple:
-        """The arguments `config`'s timed call will see, for compiling it
-        ahead: a config's pre_hook may set the block shape of a host
-        TensorDescriptor argument (tutorial 06 sets each descriptor's
-        block_shape from BLOCK_M/BLOCK_N), which the kernel is specialized
-        on, so the hook runs here on copies of the descriptors (every config
-        its own); other arguments are passed as they are, as to the timed call."""
-        if config.pre_hook is None or not any(is_tensor_descriptor(a) for a in args):
-            return args
-        full = {**{name: copy.copy(a) if is_tensor_descriptor(a) else a
-                   for name, a in zip(self.arg_names, args)}, **kwargs, **config.all_kwargs()}
+    def _hooked_args(self, config: Config, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """The arguments (positional, keyword) `config`'s timed call will
+        see, for compiling it ahead: a config's pre_hook may set the block
+        shape of a host TensorDescriptor argument (tutorial 06 sets each
+        descriptor's block_shape from BLOCK_M/BLOCK_N), which the kernel is
+        specialized on, so the hook runs here on copies of the descriptors,
+        positional or keyword (every config its own); other arguments are
+        passed as they are, as to the timed call."""
+        if config.pre_hook is None or not any(is_tensor_descriptor(a) for a in (*args, *kwargs.values())):
+            return args, kwargs
+
+        def own(a: Any) -> Any:
+            return copy.copy(a) if is_tensor_descriptor(a) else a
+        full = {**{name: own(a) for name, a in zip(self.arg_names, args)},
+                **{name: own(a) for name, a in kwargs.items()}, **config.all_kwargs()}
         config.pre_hook(full)
-        return tuple(full[name] for name in self.arg_names[:len(args)])
+        return tuple(full[name] for name in self.arg_names[:len(args)]), {name: full[name] for name in kwargs}
 
     def warmup(self, *args: Any, **kwargs: Any) -> list[Any]:
         """Compiles every config left after pruning, all at once (one batch
