@@ -232,6 +232,23 @@ def test_session_api_checks_and_names():
     assert _child(_load("other.hatchet")[0], "e")["metrics"] == {"bytes": 3}
 
 
+def test_finalize_that_cannot_write_still_ends_the_session():
+    # a session named into a missing folder: finalize raises the OSError, yet
+    # the session ends, recording stops and the fast path comes back; the
+    # other session is still written
+    proton.start("missing/folder/run", hook="triton")
+    proton.start("written")
+    assert launch_hooks.hook is hooks.LAUNCH_HOOK
+    with proton.scope("s", {"bytes": 1}):
+        pass
+    with pytest.raises(FileNotFoundError, match="missing/folder/run.hatchet"):
+        proton.finalize()
+    assert launch_hooks.hook is None and hooks.RECORDER.sessions == ()
+    assert _child(_load("written.hatchet")[0], "s")["metrics"] == {"bytes": 1}
+    assert proton.start("again") == proton.start("again")      # nothing of the old sessions left
+    proton.finalize()
+
+
 def test_scope_as_decorator_counts_each_call():
     @proton.scope("decorated", {"bytes": 2})
     def f(v):

@@ -90,12 +90,23 @@ def finalize(session: int | None = None, output_format: str = "hatchet") -> None
         raise ValueError(f"proton.finalize: output_format {output_format!r} is not supported by tritium "
                          "(only 'hatchet')")
     chosen = _selected(session, "finalize")
-    hooks.RECORDER.resolve()
-    devices = _device_info(set().union(*(s.devices for s in chosen)) if chosen else set())
+    # the sessions end even when reading the device or writing a file fails:
+    # recording stops and the Rust fast path comes back; the first error is raised
     for s in chosen:
         del _sessions[s.id]
-        s.write(devices)
-    _update()
+    try:
+        hooks.RECORDER.resolve()
+        devices = _device_info(set().union(*(s.devices for s in chosen)) if chosen else set())
+        failed = []
+        for s in chosen:
+            try:
+                s.write(devices)
+            except OSError as e:
+                failed.append(e)
+        if failed:
+            raise failed[0]
+    finally:
+        _update()
 
 
 def _device_info(devices: set[int]) -> dict[int, dict[str, Any]]:
