@@ -361,9 +361,10 @@ def test_triton_profiler_and_libtriton_import_under_the_switch(tmp_path):
 
 
 class FakeTensor:
-    def __init__(self, shape, dtype="torch.float16", contiguous=True):
+    def __init__(self, shape, dtype="torch.float16", contiguous=True, device="cuda:0"):
         self.shape = shape
         self.dtype = dtype
+        self.device = device
         self._contiguous = contiguous
 
     def is_contiguous(self):
@@ -387,11 +388,19 @@ def test_cublas_matmul_checks_its_operands():
         cublas.matmul_problem(f((8, 32)), f((16, 32), contiguous=False), f((8, 16)))
     with pytest.raises(TypeError, match="'a' must be a tensor, got int"):
         cublas.matmul_problem(3, f((16, 32)), f((8, 16)))
+    # host memory or two devices: an error, not a crash inside cuBLASLt
+    with pytest.raises(RuntimeError, match="'b' is on cpu, expected a CUDA tensor"):
+        cublas.matmul_problem(f((8, 32)), f((16, 32), device="cpu"), f((8, 16)))
+    with pytest.raises(RuntimeError, match="must be on one device, got cuda:0, cuda:0, cuda:1"):
+        cublas.matmul_problem(f((8, 32)), f((16, 32)), f((8, 16), device="cuda:1"))
 
 
 def test_cublas_without_the_library_is_a_clear_error(monkeypatch):
     with pytest.raises(TypeError, match="the workspace must be a CUDA tensor, got bytes"):
         cublas.CublasLt(b"workspace")
+    with pytest.raises(TypeError, match="the workspace must be a CUDA tensor, got one on cpu"):
+        cublas.CublasLt(types.SimpleNamespace(device="cpu", data_ptr=lambda: 4096, numel=lambda: 1024,
+                                              element_size=lambda: 1))
     monkeypatch.setattr(cublas, "_lib", None)
     monkeypatch.setattr(cublas, "library_path", lambda: None)
     workspace = types.SimpleNamespace(data_ptr=lambda: 4096, numel=lambda: 1024, element_size=lambda: 1)

@@ -120,6 +120,13 @@ def matmul_problem(a: Any, b: Any, c: Any) -> tuple[int, int, int, str]:
     (one supported dtype; 2-D; a (M, K), b (N, K), c (M, N)) and
     row-major contiguity, which the binding assumes."""
     sa, sb, sc = _shape(a, "a"), _shape(b, "b"), _shape(c, "c")
+    # cuBLASLt dereferences the pointers on the device: a host tensor would crash the process
+    devices = [str(getattr(t, "device", "an unknown device")) for t in (a, b, c)]
+    for name, d in zip("abc", devices):
+        if not d.startswith("cuda"):
+            raise RuntimeError(f"CublasLt.matmul: '{name}' is on {d}, expected a CUDA tensor")
+    if len(set(devices)) != 1:
+        raise RuntimeError(f"CublasLt.matmul: a, b and c must be on one device, got {', '.join(devices)}")
     dtypes = [str(t.dtype) for t in (a, b, c)]
     if len(set(dtypes)) != 1:
         raise RuntimeError(f"CublasLt.matmul: a, b and c must have one dtype, got {', '.join(dtypes)}")
@@ -146,6 +153,9 @@ class CublasLt:
     """A cuBLASLt handle with its workspace (a CUDA tensor, kept alive here)."""
 
     def __init__(self, workspace: Any):
+        device = getattr(workspace, "device", None)
+        if device is not None and not str(device).startswith("cuda"):
+            raise TypeError(f"CublasLt: the workspace must be a CUDA tensor, got one on {device}")
         try:
             self.workspace_ptr = int(workspace.data_ptr())
             self.workspace_size = int(workspace.numel()) * int(workspace.element_size())
