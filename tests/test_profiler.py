@@ -11,6 +11,7 @@ import json
 import math
 import subprocess
 import sys
+import threading
 import types
 
 import numpy as np
@@ -125,6 +126,48 @@ def test_a_session_detaches_the_rust_fast_path_and_gives_it_back():
     assert k._fast is None
     proton.finalize()
     assert k._fast is fast
+
+
+def test_sessions_start_and_stop_while_other_threads_register_kernels():
+    # proton.start/deactivate walk every registered @jit function while
+    # another thread's first launch registers one: the walk saw the set
+    # change ("Set changed size during iteration") before the lock
+    class Fn:
+        def _attach_fast(self):
+            pass
+    keep = [Fn() for _ in range(20000)]
+    for f in keep:
+        launch_hooks.register(f)
+    errors, stop = [], threading.Event()
+
+    def toggle():
+        try:
+            for i in range(40):
+                if i % 2 == 0:
+                    proton.start("threads")
+                else:
+                    proton.deactivate()
+        except Exception as e:      # noqa: BLE001 - the test reports it
+            errors.append(e)
+
+    def add():
+        while not stop.is_set():
+            f = Fn()
+            keep.append(f)
+            launch_hooks.register(f)
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        adder, toggler = threading.Thread(target=add), threading.Thread(target=toggle)
+        adder.start()
+        toggler.start()
+        toggler.join()
+        stop.set()
+        adder.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert errors == []
+    assert launch_hooks.hook is None
 
 
 # -- device timing, with a fake device ----------------------------------------

@@ -18,6 +18,7 @@ A callable `kernel[grid]` taken before the hook was set (`k = f[grid]`) keeps
 the fast path it was made with."""
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import Any
 
@@ -25,19 +26,28 @@ hook: Any = None
 
 # @jit functions that have a GPU launcher (and so maybe a Rust fast path)
 _launched: "weakref.WeakSet[Any]" = weakref.WeakSet()
+# one thread at a time registers or sets the hook: a kernel getting its
+# launcher on one thread while another starts or stops a profiling session
+# changed the set being walked (RuntimeError), or attached a fast path just
+# after the hook detached it
+_lock = threading.Lock()
 
 
 def register(jit_fn: Any) -> None:
-    """Called when a @jit function gets its GPU launcher."""
-    _launched.add(jit_fn)
+    """Called when a @jit function gets its GPU launcher; attaches its fast
+    path, or not, as the hook in force says."""
+    with _lock:
+        _launched.add(jit_fn)
+        jit_fn._attach_fast()
 
 
 def set_hook(new: Any) -> None:
     """Installs `new` (None removes the hook) and re-attaches fast paths."""
     global hook
-    hook = new
-    for fn in list(_launched):
-        fn._attach_fast()
+    with _lock:
+        hook = new
+        for fn in list(_launched):
+            fn._attach_fast()
 
 
 __all__ = ["hook", "register", "set_hook"]

@@ -156,6 +156,5 @@ def launcher_for(jit_fn: Any) -> Launcher:
     launcher = jit_fn.__dict__.get("_cuda_launcher")
     if launcher is None:
         launcher = jit_fn.__dict__["_cuda_launcher"] = Launcher(jit_fn)
-        launch_hooks.register(jit_fn)
-        jit_fn._attach_fast()
+        launch_hooks.register(jit_fn)      # attaches the fast path unless a profiler's hook is set
     return launcher
