@@ -249,6 +249,29 @@ def test_gpu_launches_are_timed_around_the_launch_with_metadata(fake_device):
                                 "flops16": 7.0 * (hooks.PENDING_LIMIT + 1), "device_id": "0", "device_type": "CUDA"}
 
 
+def test_a_launch_records_into_the_sessions_active_when_it_began(fake_device):
+    # the launch_metadata function (standing for another thread) stops a
+    # session mid-launch: the launch is still recorded whole in both; the
+    # device went to the wrong session's frame before (zip with the new list)
+    first = proton.start("first", hook="triton")
+
+    def metadata(grid, kernel, args):
+        proton.deactivate(first)
+        return {"name": "k0", "bytes": 4}
+
+    @triton.jit(launch_metadata=metadata)
+    def k(x):
+        pass
+    proton.start("second", hook="triton")
+    kernel = types.SimpleNamespace(num_warps=4, shared_bytes=0, device=0)
+    hooks.LAUNCH_HOOK.gpu_launch(k, kernel, (1, 1, 1), ("x",), lambda: None)
+    proton.finalize()
+    for name in ("first", "second"):
+        root, devices = _load(f"{name}.hatchet")
+        metrics = _child(root, "k0")["metrics"]
+        assert metrics["device_id"] == "0" and metrics["bytes"] == 4 and metrics["count"] == 1, name
+
+
 # -- the session API ----------------------------------------------------------------
 
 def test_session_api_checks_and_names():

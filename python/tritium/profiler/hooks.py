@@ -172,13 +172,16 @@ class LaunchHook:
     """Installed in runtime/launch_hooks.py while a session is active."""
 
     @staticmethod
-    def _frames(jit_fn: Any, grid: tuple, args: Callable[[], dict], metadata: Callable[[], dict]) -> list[Frame]:
-        """The frame of this launch in each active session."""
+    def _frames(sessions: tuple[Session, ...], jit_fn: Any, grid: tuple, args: Callable[[], dict],
+                metadata: Callable[[], dict]) -> list[Frame]:
+        """The frame of this launch in each of `sessions` (the active ones
+        when the launch began: another thread, or the launch_metadata
+        function, may start or stop sessions meanwhile)."""
         path = _path()
         plain = jit_fn.__name__
         described = None
         out = []
-        for s in RECORDER.sessions:
+        for s in sessions:
             name, values = plain, None
             if s.hook == "triton" and jit_fn.launch_metadata is not None:
                 if described is None:
@@ -192,7 +195,8 @@ class LaunchHook:
 
     def gpu_launch(self, jit_fn: Any, kernel: Any, grid: tuple, bound: tuple, launch: Callable[[], Any]) -> None:
         rec = RECORDER
-        if STACK.in_metadata or not rec.sessions:
+        sessions = rec.sessions
+        if STACK.in_metadata or not sessions:
             launch()
             return
         device = rec.device
@@ -203,11 +207,11 @@ class LaunchHook:
             start.record()
             launch()
             end.record()
-        nodes = self._frames(jit_fn, grid, lambda: dict(zip(jit_fn.arg_names, bound)),
+        nodes = self._frames(sessions, jit_fn, grid, lambda: dict(zip(jit_fn.arg_names, bound)),
                              lambda: {"name": jit_fn.__name__, "num_warps": kernel.num_warps,
                                       "shared": kernel.shared_bytes, "device": kernel.device})
         where = {"device_id": str(kernel.device), "device_type": "CUDA"}
-        for s, node in zip(rec.sessions, nodes):
+        for s, node in zip(sessions, nodes):
             node.add(where)
             s.devices.add(kernel.device)
         if device is None:
@@ -217,12 +221,13 @@ class LaunchHook:
             rec.timed(nodes, start, end)
 
     def interpreted_launch(self, jit_fn: Any, grid: tuple, bound: dict, run: Callable[[], Any]) -> Any:
-        if STACK.in_metadata or not RECORDER.sessions:
+        sessions = RECORDER.sessions
+        if STACK.in_metadata or not sessions:
             return run()
         t0 = time.perf_counter_ns()
         result = run()
         ns = time.perf_counter_ns() - t0
-        for node in self._frames(jit_fn, grid, lambda: dict(bound), lambda: {"name": jit_fn.__name__}):
+        for node in self._frames(sessions, jit_fn, grid, lambda: dict(bound), lambda: {"name": jit_fn.__name__}):
             node.add_time(ns)
         return result
 
