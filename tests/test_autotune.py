@@ -301,43 +301,17 @@ def desc_copy(src, dst, BM: tl.constexpr, BN: tl.constexpr):
     dst.store([0, 0], src.load([0, 0]))
 
 
-def test_precompile_sees_each_configs_pre_hook_on_descriptor_copies(monkeypatch):
-    # tutorial 06: host descriptors are made with a dummy block shape and each
-    # config's pre_hook sets it; the batch compile ahead of timing must see
-    # every config's own shape (and leave the caller's descriptors alone)
+def _set_blocks(nargs):
+    # tutorial 06's pre_hook: each descriptor's block from the config
+    nargs["src"].block_shape = [nargs["BM"], nargs["BN"]]
+    nargs["dst"].block_shape = [nargs["BM"], nargs["BN"]]
+
+
+@pytest.fixture
+def precompiled(monkeypatch):
+    """The batch compile ahead of timing, faked: the list it fills with each
+    call's (src block, dst block, BM), src and dst positional or keyword."""
     from tritium.runtime import autotuner
-    from tritium.tools.tensor_descriptor import TensorDescriptor
-    seen = []
-
-    class FakeLauncher:
-        def precompile(self, calls):
-            seen.extend([(a[0].block_shape, a[1].block_shape, kw["BM"]) for a, kw in calls])
-            return [None] * len(calls)
-
-    monkeypatch.setattr(autotuner.driver, "available", lambda: True)
-    monkeypatch.setattr(autotuner, "launcher_for", lambda fn: FakeLauncher())
-
-    def hook(nargs):
-        nargs["src"].block_shape = [nargs["BM"], nargs["BN"]]
-        nargs["dst"].block_shape = [nargs["BM"], nargs["BN"]]
-
-    configs = [triton.Config({"BM": bm, "BN": bn}, pre_hook=hook) for bm, bn in ((64, 32), (128, 64))]
-    k = triton.autotune(configs, key=[])(desc_copy)
-    x = np.zeros((256, 256), np.float16)
-    src = TensorDescriptor(x, shape=[256, 256], strides=[256, 1], block_shape=[1, 1])
-    dst = TensorDescriptor(x, shape=[256, 256], strides=[256, 1], block_shape=[1, 1])
-    assert k._precompile(configs, (src, dst), {}) == {}
-    assert seen == [([64, 32], [64, 32], 64), ([128, 64], [128, 64], 128)]
-    assert src.block_shape == [1, 1] and dst.block_shape == [1, 1]
-    # without a descriptor argument the arguments are passed as they are
-    assert k._hooked_args(configs[0], (x, x), {}) == ((x, x), {})
-
-
-def test_precompile_runs_pre_hook_on_descriptors_passed_by_keyword(monkeypatch):
-    # the same with the descriptors as keyword arguments: the batch compile
-    # saw the caller's [1, 1] blocks (every config would fail and be skipped)
-    from tritium.runtime import autotuner
-    from tritium.tools.tensor_descriptor import TensorDescriptor
     seen = []
 
     class FakeLauncher:
@@ -349,20 +323,39 @@ def test_precompile_runs_pre_hook_on_descriptors_passed_by_keyword(monkeypatch):
 
     monkeypatch.setattr(autotuner.driver, "available", lambda: True)
     monkeypatch.setattr(autotuner, "launcher_for", lambda fn: FakeLauncher())
+    return seen
 
-    def hook(nargs):
-        nargs["src"].block_shape = [nargs["BM"], nargs["BN"]]
-        nargs["dst"].block_shape = [nargs["BM"], nargs["BN"]]
 
-    configs = [triton.Config({"BM": bm, "BN": bn}, pre_hook=hook) for bm, bn in ((64, 32), (128, 64))]
+def _descriptors(block):
+    from tritium.tools.tensor_descriptor import TensorDescriptor
+    x = np.zeros((256, 256), np.float16)
+    return x, [TensorDescriptor(x, shape=[256, 256], strides=[256, 1], block_shape=list(block)) for _ in range(2)]
+
+
+def test_precompile_sees_each_configs_pre_hook_on_descriptor_copies(precompiled):
+    # tutorial 06: host descriptors are made with a dummy block shape and each
+    # config's pre_hook sets it; the batch compile ahead of timing must see
+    # every config's own shape (and leave the caller's descriptors alone)
+    configs = [triton.Config({"BM": bm, "BN": bn}, pre_hook=_set_blocks) for bm, bn in ((64, 32), (128, 64))]
+    k = triton.autotune(configs, key=[])(desc_copy)
+    x, (src, dst) = _descriptors([1, 1])
+    assert k._precompile(configs, (src, dst), {}) == {}
+    assert precompiled == [([64, 32], [64, 32], 64), ([128, 64], [128, 64], 128)]
+    assert src.block_shape == [1, 1] and dst.block_shape == [1, 1]
+    # without a descriptor argument the arguments are passed as they are
+    assert k._hooked_args(configs[0], (x, x), {}) == ((x, x), {})
+
+
+def test_precompile_runs_pre_hook_on_descriptors_passed_by_keyword(precompiled):
+    # the same with the descriptors as keyword arguments: the batch compile
+    # saw the caller's [1, 1] blocks (every config would fail and be skipped)
+    configs = [triton.Config({"BM": bm, "BN": bn}, pre_hook=_set_blocks) for bm, bn in ((64, 32), (128, 64))]
     configs.append(triton.Config({"BM": 16, "BN": 16}))      # no pre_hook: the caller's descriptors as given
     k = triton.autotune(configs, key=[])(desc_copy)
-    x = np.zeros((256, 256), np.float16)
-    src = TensorDescriptor(x, shape=[256, 256], strides=[256, 1], block_shape=[16, 16])
-    dst = TensorDescriptor(x, shape=[256, 256], strides=[256, 1], block_shape=[16, 16])
+    _, (src, dst) = _descriptors([16, 16])
     assert k._precompile(configs, (src,), {"dst": dst}) == {}
-    assert seen == [([64, 32], [64, 32], 64), ([128, 64], [128, 64], 128), ([16, 16], [16, 16], 16)]
-    seen.clear()
+    assert precompiled == [([64, 32], [64, 32], 64), ([128, 64], [128, 64], 128), ([16, 16], [16, 16], 16)]
+    precompiled.clear()
     assert k._precompile(configs, (), {"src": src, "dst": dst}) == {}
-    assert seen == [([64, 32], [64, 32], 64), ([128, 64], [128, 64], 128), ([16, 16], [16, 16], 16)]
+    assert precompiled == [([64, 32], [64, 32], 64), ([128, 64], [128, 64], 128), ([16, 16], [16, 16], 16)]
     assert src.block_shape == [16, 16] and dst.block_shape == [16, 16]
