@@ -205,6 +205,42 @@ def fake_device():
     driver.reset_active()
 
 
+def test_torch_without_a_gpu_times_interpreter_runs_by_the_host_clock():
+    # a CPU-only torch hands out torch.cuda, whose events fail when recorded
+    # ("Torch not compiled with CUDA enabled"): a scope crashed with it
+    class NoGpu:
+        @staticmethod
+        def is_available():
+            return False
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                pass
+
+            def record(self):
+                raise AssertionError("Torch not compiled with CUDA enabled")
+
+        @staticmethod
+        def synchronize():
+            raise AssertionError("Torch not compiled with CUDA enabled")
+    driver.set_active(types.SimpleNamespace(get_device_interface=lambda: NoGpu))
+    try:
+        proton.start("cpu")
+        with proton.scope("s", {"bytes": 8}):
+            _run_axpy()
+        with proton.scope("torch work"):
+            pass
+        proton.finalize()
+    finally:
+        driver.reset_active()
+    root = _load("cpu.hatchet")[0]
+    scope = _child(root, "s")
+    assert scope["metrics"] == {"bytes": 8}
+    kernel = _child(scope, "axpy")["metrics"]
+    assert kernel["count"] == 1 and kernel["time (ns)"] > 0
+    assert _child(root, "torch work")["metrics"] == {}
+
+
 def test_scopes_without_kernels_are_timed_with_device_events(fake_device):
     proton.start("scopes")
     for _ in range(3):

@@ -9,7 +9,8 @@
   i.e. `torch.cuda.Event`, on the current stream) around the launch
   itself; a launch the NumPy interpreter runs is timed with the host clock,
   since it runs on the CPU before the call returns. Without a device
-  interface (no torch) launches are counted but not timed.
+  interface (no torch, or a torch without a usable GPU) launches are counted
+  but not timed.
 - A scope adds its metrics to its frame when entered. A scope in which no
   kernel launch and no inner scope was recorded (e.g. one around a torch or
   cuBLAS call) is timed itself, with device events at entry and exit; any
@@ -95,9 +96,16 @@ class Recorder:
 
 def _device_interface() -> Any:
     try:
-        return driver.active.get_device_interface()
+        device = driver.active.get_device_interface()
     except RuntimeError:    # no GPU, or no torch
         return None
+    # a CPU-only torch (or one that finds no driver) still hands out
+    # torch.cuda, whose events fail when recorded: interpreter runs on such a
+    # machine are timed with the host clock only
+    is_available = getattr(device, "is_available", None)
+    if is_available is not None and not is_available():
+        return None
+    return device
 
 
 RECORDER = Recorder()
