@@ -417,7 +417,7 @@ def test_viewer_prints_the_tree(profile_file, capsys):
     assert capsys.readouterr().out.splitlines() == ["1250.000 8.000 ROOT"]
 
 
-def test_viewer_filters_and_errors(profile_file, capsys):
+def test_viewer_filters_and_errors(profile_file, capsys, tmp_path):
     tree, cols = viewer.parse(["time/ms"], profile_file, exclude="cub.*")
     assert [c.name for c in tree.children] == ["matmul [M=8]", "no time"] and tree.values[cols[0]] == 6.0
     tree, cols = viewer.parse(["time/ms"], profile_file, include="gemm")
@@ -428,6 +428,14 @@ def test_viewer_filters_and_errors(profile_file, capsys):
         viewer.parse(["tflop8/s"], profile_file)
     with pytest.raises(ValueError, match="'util' needs each GPU's peak rates"):
         viewer.parse(["util"], profile_file)
+    # files that are not profiles: an error naming the file (json's own named nothing; a list of
+    # metrics was an AttributeError)
+    (tmp_path / "cut.hatchet").write_text('[{"frame": {"name": "ROOT"}, "metr')
+    with pytest.raises(ValueError, match=r"cut.hatchet: not a hatchet profile \(not JSON: "):
+        viewer.parse(["time/ms"], str(tmp_path / "cut.hatchet"))
+    (tmp_path / "odd.hatchet").write_text('[{"frame": {"name": "ROOT"}, "metrics": [1], "children": []}, {}]')
+    with pytest.raises(ValueError, match="odd.hatchet: not a hatchet profile \\(frame 'ROOT' has metrics list"):
+        viewer.parse(["time/ms"], str(tmp_path / "odd.hatchet"))
     assert viewer.main(["-l", profile_file]) == 0
     assert capsys.readouterr().out.splitlines() == ["Available metrics:", "- count", "- time", "- flops16", "- bytes"]
 

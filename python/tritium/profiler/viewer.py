@@ -74,6 +74,9 @@ def _node(obj: Any, where: str) -> Node | None:
     if name == METADATA_FRAME:
         return None
     raw = obj.get("metrics") or {}
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: not a hatchet profile (frame '{name}' has metrics {type(raw).__name__}, "
+                         "not an object)")
     metrics = {k: float(v) for k, v in raw.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     labels = {k: str(v) for k, v in raw.items() if isinstance(v, str)}
     given = obj.get("children") or []
@@ -88,7 +91,10 @@ def _node(obj: Any, where: str) -> Node | None:
 def read(filename: str) -> tuple[Node, dict]:
     """The profile's root frame and its device information."""
     with open(filename) as f:
-        data = json.load(f)
+        try:
+            data = json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{filename}: not a hatchet profile (not JSON: {e})") from None
     if not isinstance(data, list) or not data:
         raise ValueError(f"{filename}: not a hatchet profile (expected a JSON list: root frame, devices)")
     root = _node(data[0], filename)
