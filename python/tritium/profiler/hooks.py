@@ -18,7 +18,8 @@
 
 Event pairs are read when the session is finalized, or every
 PENDING_LIMIT pairs (after a device synchronize), so recording never waits
-for the device in between."""
+for the device in between. Scopes nest per thread; launches and scopes on
+any thread update the shared trees under one lock (Recorder.lock)."""
 from __future__ import annotations
 
 import threading
@@ -60,6 +61,11 @@ class Recorder:
         self.device: Any = None                     # Event + synchronize, or None
         self.pending: list[tuple[list[Frame], Any, Any]] = []
         self.free: list[Any] = []                   # events to record again
+        # held while the frame trees, the pending pairs or the free events
+        # change: launches and scopes on several threads would otherwise lose
+        # counts and times (read-modify-write of a frame's metrics) or frames
+        # (two threads adding one child); re-entrant, as timed() may resolve()
+        self.lock = threading.RLock()
 
     def update(self, sessions: list[Session]) -> None:
         """Called when sessions start, stop or change state."""
@@ -73,25 +79,30 @@ class Recorder:
         launch_hooks.set_hook(LAUNCH_HOOK if self.sessions else None)
 
     def event(self) -> Any:
-        return self.free.pop() if self.free else self.device.Event(enable_timing=True)
+        try:
+            return self.free.pop()
+        except IndexError:
+            return self.device.Event(enable_timing=True)
 
     def timed(self, nodes: list[Frame], start: Any, end: Any) -> None:
-        self.pending.append((nodes, start, end))
-        if len(self.pending) >= PENDING_LIMIT:
-            self.resolve()
+        with self.lock:
+            self.pending.append((nodes, start, end))
+            if len(self.pending) >= PENDING_LIMIT:
+                self.resolve()
 
     def resolve(self) -> None:
         """Adds every pending event pair's duration to its frames."""
-        if not self.pending:
-            return
-        pending, self.pending = self.pending, []
-        self.device.synchronize()
-        for nodes, start, end in pending:
-            ns = int(round(start.elapsed_time(end) * 1e6))
-            for node in nodes:
-                node.add_time(ns)
-            self.free.append(start)
-            self.free.append(end)
+        with self.lock:
+            if not self.pending:
+                return
+            pending, self.pending = self.pending, []
+            self.device.synchronize()
+            for nodes, start, end in pending:
+                ns = int(round(start.elapsed_time(end) * 1e6))
+                for node in nodes:
+                    node.add_time(ns)
+                self.free.append(start)
+                self.free.append(end)
 
 
 def _device_interface() -> Any:
@@ -144,10 +155,11 @@ def enter_scope(name: str, metrics: dict | None) -> ScopeFrame | None:
     frame = ScopeFrame(name)
     frames.append(frame)
     path = [f.name for f in frames]
-    for s in rec.sessions:
-        node = s.root.at(path)
-        if values:
-            node.add(values)
+    with rec.lock:
+        for s in rec.sessions:
+            node = s.root.at(path)
+            if values:
+                node.add(values)
     if rec.device is not None:
         frame.start = rec.event()
         frame.start.record()
@@ -173,7 +185,8 @@ def exit_scope(frame: ScopeFrame | None) -> None:
         return
     end = rec.event()
     end.record()
-    rec.timed([s.root.at(path) for s in rec.sessions], frame.start, end)
+    with rec.lock:
+        rec.timed([s.root.at(path) for s in rec.sessions], frame.start, end)
 
 
 class LaunchHook:
@@ -184,21 +197,20 @@ class LaunchHook:
                 metadata: Callable[[], dict]) -> list[Frame]:
         """The frame of this launch in each of `sessions` (the active ones
         when the launch began: another thread, or the launch_metadata
-        function, may start or stop sessions meanwhile)."""
-        path = _path()
-        plain = jit_fn.__name__
+        function, may start or stop sessions meanwhile). The
+        launch_metadata function runs before the lock is taken."""
         described = None
+        if jit_fn.launch_metadata is not None and any(s.hook == "triton" for s in sessions):
+            described = _describe(jit_fn, grid, args(), metadata())
+        path = _path()
         out = []
-        for s in sessions:
-            name, values = plain, None
-            if s.hook == "triton" and jit_fn.launch_metadata is not None:
-                if described is None:
-                    described = _describe(jit_fn, grid, args(), metadata())
-                name, values = described
-            node = s.root.at(path).child(name)
-            if values:
-                node.add(values)
-            out.append(node)
+        with RECORDER.lock:
+            for s in sessions:
+                name, values = described if described is not None and s.hook == "triton" else (jit_fn.__name__, None)
+                node = s.root.at(path).child(name)
+                if values:
+                    node.add(values)
+                out.append(node)
         return out
 
     def gpu_launch(self, jit_fn: Any, kernel: Any, grid: tuple, bound: tuple, launch: Callable[[], Any]) -> None:
@@ -219,14 +231,15 @@ class LaunchHook:
                              lambda: {"name": jit_fn.__name__, "num_warps": kernel.num_warps,
                                       "shared": kernel.shared_bytes, "device": kernel.device})
         where = {"device_id": str(kernel.device), "device_type": "CUDA"}
-        for s, node in zip(sessions, nodes):
-            node.add(where)
-            s.devices.add(kernel.device)
-        if device is None:
-            for node in nodes:
-                node.metrics[COUNT] = node.metrics.get(COUNT, 0) + 1
-        else:
-            rec.timed(nodes, start, end)
+        with rec.lock:
+            for s, node in zip(sessions, nodes):
+                node.add(where)
+                s.devices.add(kernel.device)
+            if device is None:
+                for node in nodes:
+                    node.metrics[COUNT] = node.metrics.get(COUNT, 0) + 1
+            else:
+                rec.timed(nodes, start, end)
 
     def interpreted_launch(self, jit_fn: Any, grid: tuple, bound: dict, run: Callable[[], Any]) -> Any:
         sessions = RECORDER.sessions
@@ -235,8 +248,10 @@ class LaunchHook:
         t0 = time.perf_counter_ns()
         result = run()
         ns = time.perf_counter_ns() - t0
-        for node in self._frames(sessions, jit_fn, grid, lambda: dict(bound), lambda: {"name": jit_fn.__name__}):
-            node.add_time(ns)
+        nodes = self._frames(sessions, jit_fn, grid, lambda: dict(bound), lambda: {"name": jit_fn.__name__})
+        with RECORDER.lock:
+            for node in nodes:
+                node.add_time(ns)
         return result
 
 

@@ -100,7 +100,8 @@ def finalize(session: int | None = None, output_format: str = "hatchet") -> None
         failed = []
         for s in chosen:
             try:
-                s.write(devices)
+                with hooks.RECORDER.lock:   # launches on other threads may still be adding to the tree
+                    s.write(devices)
             except OSError as e:
                 failed.append(e)
         if failed:
