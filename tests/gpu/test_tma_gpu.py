@@ -25,7 +25,7 @@ from tritium.runtime._allocation import NullAllocator
 from tritium.tools.tensor_descriptor import TensorDescriptor
 
 from compiled_vs_interpreted import interpreted
-from test_tma import attention_desc
+from test_tma import attention_desc, persistent_matmul_device_desc
 
 pytestmark = pytest.mark.gpu
 
@@ -332,28 +332,6 @@ def test_device_maps_are_rebuilt_for_every_launch(device_tma):
         x = torch.full((M, N), float(i), device="cuda", dtype=torch.float16) + torch.arange(N, device="cuda")
         device_shift_copy[(2, 1)](x, y, M, N, **consts)
         torch.testing.assert_close(y, x * 2 + 1)
-
-
-@tritium.jit
-def persistent_matmul_device_desc(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                                  BK: tl.constexpr, NUM_SMS: tl.constexpr):
-    # tutorial 09's persistent matmul through device-side descriptors
-    # (matmul_kernel_descriptor_persistent, without its grouping and
-    # epilogue subtiling): each program walks tiles start, start + NUM_SMS, ...
-    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
-    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
-    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
-    num_pid_n = tl.cdiv(N, BN)
-    num_tiles = tl.cdiv(M, BM) * num_pid_n
-    for tile in tl.range(tl.program_id(0), num_tiles, NUM_SMS):
-        off_m = (tile // num_pid_n) * BM
-        off_n = (tile % num_pid_n) * BN
-        acc = tl.zeros((BM, BN), tl.float32)
-        for k in range(tl.cdiv(K, BK)):
-            a = a_desc.load([off_m, k * BK])
-            b = b_desc.load([off_n, k * BK])
-            acc = tl.dot(a, b.T, acc)
-        c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
 
 
 # (M, N, K, maps built on the device): K = 328 and N = 136 are no multiples
