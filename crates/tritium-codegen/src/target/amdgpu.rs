@@ -15,59 +15,12 @@ use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, OptimizationLevel};
 
+pub use super::amdgpu_arch::AmdArch;
 use super::amdgpu_ir::{atomic_helper_ir, BARRIER_HELPER, BARRIER_IR};
 use super::{Access, ApproxFn, AtomicAccess, AtomicOp, Axis, MemHints, Target};
 use crate::error::{CodegenError, Result};
 use crate::llvm::Llvm;
 use tritium_lld::{with_codegen_options, CodegenOption};
-
-/// AMD architectures this backend emits code objects for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AmdArch {
-    Gfx90a,
-    Gfx942,
-    Gfx950,
-    Gfx1100,
-    Gfx1200,
-}
-
-impl AmdArch {
-    pub const ALL: [AmdArch; 5] = [AmdArch::Gfx90a, AmdArch::Gfx942, AmdArch::Gfx950, AmdArch::Gfx1100, AmdArch::Gfx1200];
-
-    /// Parses `gfx942`, `hip:gfx942` and the like (`None`: not an AMD name).
-    pub fn parse(s: &str) -> Option<AmdArch> {
-        let t = s.trim().to_ascii_lowercase();
-        let t = t.strip_prefix("hip:").or_else(|| t.strip_prefix("amd:")).unwrap_or(&t);
-        AmdArch::ALL.into_iter().find(|a| a.name() == t)
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            AmdArch::Gfx90a => "gfx90a",
-            AmdArch::Gfx942 => "gfx942",
-            AmdArch::Gfx950 => "gfx950",
-            AmdArch::Gfx1100 => "gfx1100",
-            AmdArch::Gfx1200 => "gfx1200",
-        }
-    }
-    /// CDNA runs waves of 64 lanes; RDNA 3 and 4 run 32 (their native size, as HIP compiles them).
-    pub fn wave_size(self) -> u32 {
-        match self {
-            AmdArch::Gfx90a | AmdArch::Gfx942 | AmdArch::Gfx950 => 64,
-            AmdArch::Gfx1100 | AmdArch::Gfx1200 => 32,
-        }
-    }
-    /// LDS bytes one workgroup may allocate.
-    pub fn lds_bytes(self) -> u32 {
-        match self {
-            AmdArch::Gfx950 => 160 * 1024,
-            _ => 64 * 1024,
-        }
-    }
-    /// DPP `row_xmask` (lane ^ mask within a row of 16) exists from gfx10 on.
-    fn has_row_xmask(self) -> bool {
-        matches!(self, AmdArch::Gfx1100 | AmdArch::Gfx1200)
-    }
-}
 
 pub struct Amdgpu {
     pub arch: AmdArch,
@@ -599,19 +552,5 @@ fn vector_of(word: BasicTypeEnum<'_>, n: u32) -> BasicTypeEnum<'_> {
         BasicTypeEnum::IntType(t) => t.vec_type(n).into(),
         BasicTypeEnum::FloatType(t) => t.vec_type(n).into(),
         other => other,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arch_names_parse() {
-        assert_eq!(AmdArch::parse("hip:gfx942"), Some(AmdArch::Gfx942));
-        assert_eq!(AmdArch::parse("GFX1100"), Some(AmdArch::Gfx1100));
-        assert_eq!(AmdArch::parse("sm_90"), None);
-        assert_eq!(AmdArch::Gfx90a.wave_size(), 64);
-        assert_eq!(AmdArch::Gfx1200.wave_size(), 32);
     }
 }

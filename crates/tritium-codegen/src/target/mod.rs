@@ -4,6 +4,7 @@
 //! A target is data, `(backend, arch, warp size)` as Triton's `GPUTarget`;
 //! `lookup` finds one by name (`cuda:90`, `hip:gfx942`).
 pub mod amdgpu;
+mod amdgpu_arch;
 mod amdgpu_buffer;
 mod amdgpu_ir;
 mod libdevice;
