@@ -360,3 +360,49 @@ def test_set_allocator_is_kept_and_never_needed(monkeypatch):
         triton.set_allocator(3)
     with pytest.raises(RuntimeError, match="no allocator was set"):
         NullAllocator()(128, 128, None)
+
+
+class _Buffer:
+    def __init__(self, address):
+        self.address = address
+
+    def data_ptr(self):
+        return self.address
+
+
+@pytest.mark.parametrize("allocator, error, message", [
+    (None, RuntimeError, r"kernel 'k' requires a runtime memory allocation \(256 bytes.*no allocator was set"),
+    (lambda size, align, stream: 1 / 0, RuntimeError, r"kernel 'k': the allocator .* failed for 256 bytes: ZeroDivisionError"),
+    (lambda size, align, stream: object(), TypeError, r"kernel 'k': .* returned object, which has no data_ptr\(\)"),
+    (lambda size, align, stream: _Buffer("0x100"), TypeError, r"kernel 'k': .* data_ptr\(\) = '0x100', not an integer"),
+    (lambda size, align, stream: _Buffer(0x1040), ValueError, r"kernel 'k': .* address 0x1040, not a 128-byte aligned"),
+    (lambda size, align, stream: _Buffer(0), ValueError, r"kernel 'k': .* address 0x0"),
+])
+def test_global_scratch_errors_name_the_kernel(allocator, error, message):
+    # the launch of a kernel with device-built tensor maps asks the user's
+    # allocator for scratch (runtime.rs -> scratch_for); whatever it raises
+    # or returns wrong is reported with the kernel's name, not as a bare
+    # AttributeError from inside the launch
+    from tritium.runtime._allocation import NullAllocator, scratch_for
+    triton.set_allocator(allocator or NullAllocator())
+    try:
+        with pytest.raises(error, match=message):
+            scratch_for("k", 256, 128, 0)
+    finally:
+        triton.set_allocator(NullAllocator())
+
+
+def test_global_scratch_passes_triton_arguments_and_keeps_the_buffer():
+    from tritium.runtime._allocation import NullAllocator, scratch_for
+    seen = []
+
+    def alloc(size, alignment, stream):
+        seen.append((size, alignment, stream))
+        return _Buffer(0x10000)
+
+    triton.set_allocator(alloc)
+    try:
+        buffer, address = scratch_for("k", 384, 128, 7)
+    finally:
+        triton.set_allocator(NullAllocator())
+    assert seen == [(384, 128, 7)] and address == 0x10000 and buffer.data_ptr() == 0x10000

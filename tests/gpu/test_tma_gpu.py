@@ -319,6 +319,13 @@ def test_device_descriptor_launch_without_an_allocator_is_an_error(monkeypatch):
     y = torch.empty_like(x)
     with pytest.raises(RuntimeError, match="no allocator was set"):
         device_shift_copy[(1, 1)](x, y, 64, 64, DM=0, DN=0, BM=64, BN=64, PAD="zero")
+    # an allocator returning something without data_ptr: named, not a bare AttributeError
+    tritium.set_allocator(lambda size, alignment, stream: bytearray(size))
+    try:
+        with pytest.raises(TypeError, match="kernel 'device_shift_copy': .* returned bytearray, which has no data_ptr"):
+            device_shift_copy[(1, 1)](x, y, 64, 64, DM=0, DN=0, BM=64, BN=64, PAD="zero")
+    finally:
+        tritium.set_allocator(NullAllocator())
 
 
 def test_device_maps_are_rebuilt_for_every_launch(device_tma):

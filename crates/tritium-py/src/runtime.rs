@@ -168,14 +168,11 @@ pub(crate) struct CudaKernel {
 fn global_scratch(py: Python<'_>, per_program: u64, grid: [u64; 3], stream: u64, kernel: &str) -> PyResult<(PyObject, u64)> {
     let size = grid.iter().try_fold(per_program, |n, &g| n.checked_mul(g));
     let size = size.ok_or_else(|| PyValueError::new_err(format!("kernel '{kernel}': its global scratch for grid {grid:?} overflows")))?;
-    let allocator = py.import(intern!(py, "tritium.runtime._allocation"))?.call_method0(intern!(py, "get_allocator"))?;
-    let buffer = allocator.call1((size, 128u64, stream))?;
-    let address = buffer.call_method0(intern!(py, "data_ptr"))?.extract::<u64>()?;
-    if address % 128 != 0 {
-        return Err(PyValueError::new_err(format!(
-            "kernel '{kernel}': the allocator set with set_allocator returned address {address:#x}, not 128-byte aligned"
-        )));
-    }
+    // the allocator is user code: _allocation.scratch_for checks what it returns and names the kernel
+    let allocation = py.import(intern!(py, "tritium.runtime._allocation"))?;
+    let (buffer, address) = allocation
+        .call_method1(intern!(py, "scratch_for"), (kernel, size, 128u64, stream))?
+        .extract::<(Bound<'_, PyAny>, u64)>()?;
     Ok((buffer.unbind(), address))
 }
 

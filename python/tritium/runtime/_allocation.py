@@ -7,10 +7,11 @@ tritium keeps the allocator with Triton's signature and per-context scope.
 A kernel that builds tensor maps on the device (sm_90a, unless
 `TRITIUM_TMA_DEVICE=0`: docs/architecture.md, "Device-side descriptors")
 has a `global_scratch` size per program in its metadata, and its launch
-calls `get_allocator()(size * programs, 128, stream)` as Triton does
-(`tritium-py/src/runtime.rs`); the error below is what such a launch
-without an allocator raises. Every other kernel, device-side descriptors
-on the masked path included, never calls it."""
+calls `get_allocator()(size * programs, 128, stream)` as Triton does,
+through `scratch_for` (called from `tritium-py/src/runtime.rs`), which
+names the kernel in every error an allocator can cause. Every other
+kernel, device-side descriptors on the masked path included, never calls
+it."""
 from __future__ import annotations
 
 from contextvars import ContextVar
@@ -50,4 +51,34 @@ def get_allocator() -> Allocator:
     return _allocator.get()
 
 
-__all__ = ["Allocator", "Buffer", "NullAllocator", "get_allocator", "set_allocator"]
+def scratch_for(kernel: str, size: int, alignment: int, stream: int) -> tuple[Any, int]:
+    """One launch's global scratch from the allocator in force: the buffer,
+    which the launch keeps alive until the kernel is queued, and its
+    address. A user's allocator is arbitrary code, so what it raises or
+    returns is reported with the kernel's name instead of surfacing as a
+    bare error from inside the launch."""
+    allocator = get_allocator()
+    if isinstance(allocator, NullAllocator):
+        raise RuntimeError(f"kernel '{kernel}' requires a runtime memory allocation ({size} bytes of global "
+                           "scratch for its device-side tensor descriptors), but no allocator was set. "
+                           "Use triton.set_allocator to specify an allocator.")
+    try:
+        buffer = allocator(size, alignment, stream)
+    except Exception as e:
+        raise RuntimeError(f"kernel '{kernel}': the allocator set with set_allocator failed for "
+                           f"{size} bytes: {type(e).__name__}: {e}") from e
+    data_ptr = getattr(buffer, "data_ptr", None)
+    if not callable(data_ptr):
+        raise TypeError(f"kernel '{kernel}': the allocator set with set_allocator returned "
+                        f"{type(buffer).__name__}, which has no data_ptr(); return a GPU buffer such as "
+                        f"torch.empty(size, device='cuda', dtype=torch.int8)")
+    address = data_ptr()
+    if isinstance(address, bool) or not isinstance(address, int):
+        raise TypeError(f"kernel '{kernel}': the allocator's buffer gave data_ptr() = {address!r}, not an integer address")
+    if address <= 0 or address % alignment:
+        raise ValueError(f"kernel '{kernel}': the allocator set with set_allocator returned address "
+                         f"{address:#x}, not a {alignment}-byte aligned device address")
+    return buffer, address
+
+
+__all__ = ["Allocator", "Buffer", "NullAllocator", "get_allocator", "scratch_for", "set_allocator"]
