@@ -47,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -141,16 +142,8 @@ def build(mods: dict, args: tuple, names: list[str], extra_ptx: dict[str, str]) 
     base: dict[str, Image] = {}
     for name in names:
         lib, env, rewrite = VARIANTS[name]
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        try:
+        with mock.patch.dict(os.environ, env):
             k = mods[lib].matmul.warmup(*args, grid=(1,), num_warps=4, num_stages=3, **META)
-        finally:
-            for key, v in saved.items():
-                if v is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = v
         if lib == "tritium":
             params = [p for p, ty in k.metadata["params"] if ty is not None]
             img = Image(name, lib, k.asm["cubin"], k.asm["ptx"], k.metadata["symbol"], int(k.metadata["dynamic_shared"]),

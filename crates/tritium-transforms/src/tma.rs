@@ -233,9 +233,8 @@ fn claimable(types: &tritium_ir::TypeTable, f: &Function, op: Op) -> Option<Site
 }
 
 /// A device-side descriptor's access TMA can do: the array (base, shapes,
-/// leading strides) it reads, its block, its fill, and where a tensor map
-/// made of that array may be built (the index in the kernel's top-level
-/// block after the last of those values' definitions).
+/// leading strides) it reads, its block, its fill, its element size and
+/// its last-dimension offset (whose alignment decides the claim).
 struct DeviceSite {
     op: Op,
     array: Vec<Value>,
@@ -318,8 +317,8 @@ fn device_sites(m: &Module, f: &Function, divisibility: Divisibility<'_>) -> Vec
     let mut at = 0;
     let mut out = Vec::new();
     for s in sites {
-        let r = s.block.len();
-        let n = 1 + (r - 1) + 1;
+        // the base, r - 1 leading strides and the inner offset
+        let n = s.block.len() + 1;
         let k = &known[at..at + n];
         at += n;
         let bytes = |div: u64| div.saturating_mul(s.elem_bytes as u64) % TMA_INNER_ALIGN_BYTES == 0;
@@ -383,13 +382,14 @@ fn claim_device(types: &mut tritium_ir::TypeTable, f: &mut Function, sites: Vec<
         d.operands.insert(0, map);
     }
     let mut attrs = Attrs::new();
-    attrs.insert(GLOBAL_SCRATCH_ATTR.to_string(), Attr::Int(maps.len() as i64 * TENSORMAP_SLOT_BYTES as i64));
+    attrs.insert(GLOBAL_SCRATCH_ATTR.to_string(), Attr::Int(maps.len() as i64 * TENSORMAP_BYTES as i64));
     f.arg_attrs.push(attrs);
     sites.len()
 }
 
-/// Bytes of one device-built tensor map in the global scratch (a CUtensorMap).
-pub const TENSORMAP_SLOT_BYTES: u32 = 128;
+/// Bytes of a CUDA tensor map (CUtensorMap): a host map passed by value,
+/// and one device-built map's slot in the global scratch.
+pub const TENSORMAP_BYTES: u32 = 128;
 
 fn const_value(f: &Function, v: Value) -> Option<&Attr> {
     let op = f.defining_op(v)?;
@@ -398,9 +398,7 @@ fn const_value(f: &Function, v: Value) -> Option<&Attr> {
 }
 
 fn is_const_one(f: &Function, v: Value) -> bool {
-    let Some(op) = f.defining_op(v) else { return false };
-    let d = &f.ops[op];
-    d.opcode == Opcode::Const && d.attrs.get("value").and_then(Attr::as_int) == Some(1)
+    const_value(f, v).and_then(Attr::as_int) == Some(1)
 }
 
 /// Appends the i64 `tensormap` argument for the descriptor based at `arg`.

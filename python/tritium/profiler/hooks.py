@@ -149,12 +149,9 @@ def enter_scope(name: str, metrics: dict | None) -> ScopeFrame | None:
     if not isinstance(name, str):
         raise TypeError(f"proton.scope: the name must be a string, got {type(name).__name__}")
     values = _numbers(metrics, f"proton.scope('{name}')") if metrics else None
-    frames = STACK.frames
-    if frames:
-        frames[-1].inner = True
+    path = _path() + [name]
     frame = ScopeFrame(name)
-    frames.append(frame)
-    path = [f.name for f in frames]
+    STACK.frames.append(frame)
     with rec.lock:
         for s in rec.sessions:
             node = s.root.at(path)

@@ -28,12 +28,14 @@ class Allocator(Protocol):
         ...
 
 
+_NO_ALLOCATOR = "no allocator was set. Use triton.set_allocator to specify an allocator."
+
+
 class NullAllocator:
     """The allocator in force until `set_allocator`: needing it is an error."""
 
     def __call__(self, size: int, alignment: int, stream: Optional[int]) -> Buffer:
-        raise RuntimeError("Kernel requires a runtime memory allocation, but no allocator was set. "
-                           "Use triton.set_allocator to specify an allocator.")
+        raise RuntimeError(f"Kernel requires a runtime memory allocation, but {_NO_ALLOCATOR}")
 
 
 _NULL = NullAllocator()
@@ -60,8 +62,7 @@ def scratch_for(kernel: str, size: int, alignment: int, stream: int) -> tuple[An
     allocator = get_allocator()
     if isinstance(allocator, NullAllocator):
         raise RuntimeError(f"kernel '{kernel}' requires a runtime memory allocation ({size} bytes of global "
-                           "scratch for its device-side tensor descriptors), but no allocator was set. "
-                           "Use triton.set_allocator to specify an allocator.")
+                           f"scratch for its device-side tensor descriptors), but {_NO_ALLOCATOR}")
     try:
         buffer = allocator(size, alignment, stream)
     except Exception as e:

@@ -28,7 +28,7 @@ use tritium_analysis::{Access, BufferKind};
 use tritium_ir::ops::{GLOBAL_SCRATCH_ATTR, TENSORMAP_ATTR};
 use tritium_ir::{Attr, Function, Op, ScalarKind, Value, ValueDef};
 use tritium_transforms::layout::Layout;
-use tritium_transforms::tma::TENSORMAP_SLOT_BYTES;
+use tritium_transforms::tma::TENSORMAP_BYTES;
 use tritium_transforms::{tma_box, MmaSupport, TmaBox};
 
 use super::Lowering;
@@ -36,9 +36,6 @@ use crate::error::{CodegenError, Result};
 use crate::llvm::Llvm;
 use crate::smem_plan::smem_elem_bytes;
 use crate::target::{Axis, Target};
-
-/// Bytes of a CUDA tensor map (CUtensorMap), and the alignment it is passed with.
-pub const TENSORMAP_BYTES: u32 = 128;
 
 /// Bytes an mbarrier takes (it follows the tile in a `tma_load`'s buffer).
 pub const MBARRIER_BYTES: u32 = 8;
@@ -312,7 +309,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         let program = b.build_int_add(wide(x)?, b.build_int_mul(wide(nx)?, yz, "")?, "")?;
         let offset = b.build_int_add(
             b.build_int_mul(program, i64t.const_int(per_program, false), "")?,
-            i64t.const_int(slot * TENSORMAP_SLOT_BYTES as u64, false),
+            i64t.const_int(slot * TENSORMAP_BYTES as u64, false),
             "",
         )?;
         let at = b.build_int_add(self.regs(scratch)?[0].into_int_value(), offset, "")?;
@@ -322,9 +319,8 @@ impl<'a, 'c> Lowering<'a, 'c> {
         };
         let mut args: Vec<BasicValueEnum<'c>> = vec![self.tid.into(), at.into(), base_reg.into()];
         // one branch around thread 0's work (per-instruction predicates
-        // made ptxas branch around each instruction)
-        // one instruction a line (the PTX reads as a listing); `g` is the
-        // map's global address
+        // made ptxas branch around each instruction), one instruction a line
+        // (the PTX reads as a listing); `g` is the map's global address
         let mut asm: Vec<String> = [
             "{ .reg .pred p; .reg .b64 g, z;",
             "setp.ne.u32 p, $0, 0;",
@@ -334,7 +330,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         ]
         .map(String::from)
         .to_vec();
-        for i in 0..TENSORMAP_SLOT_BYTES / 16 {
+        for i in 0..TENSORMAP_BYTES / 16 {
             asm.push(format!("st.global.v2.b64 [g+{}], {{z, z}};", 16 * i));
         }
         let field = |name: &str, ty: &str| format!("tensormap.replace.tile.{name}.global.b1024.{ty} [g],");
@@ -364,7 +360,7 @@ impl<'a, 'c> Lowering<'a, 'c> {
         asm.push(format!("{} {swizzle};", field("swizzle_mode", "b32")));
         asm.push(format!("{} {};", field("fill_mode", "b32"), nan as u32));
         asm.push("fence.proxy.tensormap::generic.release.gpu;".into());
-        asm.push("fence.proxy.tensormap::generic.acquire.gpu [$1], 128;".into());
+        asm.push(format!("fence.proxy.tensormap::generic.acquire.gpu [$1], {TENSORMAP_BYTES};"));
         asm.push("tensormap_done: }".into());
         let asm = asm.join("\n\t");
         let mut constraints = String::from("r,l,l");
